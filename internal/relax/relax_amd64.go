@@ -1,0 +1,4 @@
+package relax
+
+//go:noescape
+func pause(n uint32)

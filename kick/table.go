@@ -1,0 +1,107 @@
+package kick
+
+import (
+	"sync"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Table maps keys to published waiters so that a kicker can find exactly
+// the waiter it must wake. A key is a (lock address, tag) pair: the ticket
+// lock uses the awaited ticket as tag, the queued lock hashes its queue
+// head under tag 0. At most one waiter should be published per key; if
+// several are, Kick wakes the earliest published.
+//
+// The table is an array of buckets, each a short doubly-linked list under
+// its own mutex, so it never fills up and never drops an entry. Bucket
+// critical sections are a few list operations plus, for Kick, the wake-up
+// itself; a waiter is kicked only while it is published, so a withdrawn
+// waiter can never receive a stale token.
+type Table struct {
+	buckets [tableBuckets]bucket
+}
+
+const tableBuckets = 1024
+
+type bucket struct {
+	mu    sync.Mutex
+	first *Waiter
+	_     [64 - 16]byte
+	_     cpu.CacheLinePad
+}
+
+func hashKey(key uintptr, tag uint64) uint32 {
+	h := uint64(key)>>3 ^ tag*0x9E3779B97F4A7C15
+	h ^= h >> 29
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 32
+	return uint32(h) % tableBuckets
+}
+
+// Publish makes w findable under (key, tag). w must not be published
+// elsewhere. The bucket lock's release orders the publication before any
+// later Kick that locks the same bucket.
+func (t *Table) Publish(w *Waiter, key uintptr, tag uint64) {
+	b := &t.buckets[hashKey(key, tag)]
+	b.mu.Lock()
+	w.key, w.tag, w.bucket = key, tag, b
+	w.prev = nil
+	w.next = b.first
+	if b.first != nil {
+		b.first.prev = w
+	}
+	b.first = w
+	b.mu.Unlock()
+}
+
+// Withdraw removes w from the table. Withdrawing an unpublished waiter is a
+// no-op.
+func (t *Table) Withdraw(w *Waiter) {
+	b := w.bucket
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		b.first = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	}
+	w.next, w.prev, w.bucket = nil, nil, nil
+	b.mu.Unlock()
+}
+
+// Kick kicks the waiter published under (key, tag), if any. found reports
+// whether one was published; hops is the number of list entries examined.
+func (t *Table) Kick(key uintptr, tag uint64) (found bool, hops int) {
+	b := &t.buckets[hashKey(key, tag)]
+	b.mu.Lock()
+	var match *Waiter
+	for w := b.first; w != nil; w = w.next {
+		hops++
+		if w.key == key && w.tag == tag {
+			match = w // keep going: the earliest published is last
+		}
+	}
+	if match != nil {
+		match.Kick()
+	}
+	b.mu.Unlock()
+	return match != nil, hops
+}
+
+// Lookup reports whether a waiter is published under (key, tag).
+func (t *Table) Lookup(key uintptr, tag uint64) bool {
+	b := &t.buckets[hashKey(key, tag)]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for w := b.first; w != nil; w = w.next {
+		if w.key == key && w.tag == tag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,5 @@
+package kick
+
+import "unsafe"
+
+func unsafePtr(p *int) unsafe.Pointer { return unsafe.Pointer(p) }

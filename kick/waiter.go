@@ -1,0 +1,262 @@
+package kick
+
+import (
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The waiter's state word. It is also the futex word of the futex backend.
+//
+//	from      to        by      meaning
+//	idle      sleeping  waiter  Halt: about to sleep (CAS, fails if kicked)
+//	idle      kicked    kicker  early kick: the token waits for the halt
+//	sleeping  kicked    kicker  kick of a sleeper: token + wake-up
+//	sleeping  idle      waiter  timeout or spurious return (CAS)
+//	kicked    idle      waiter  token consumed (Halt returns Kicked)
+//	any       idle      waiter  Arm, before the waiter is published
+const (
+	stateIdle     uint32 = 0
+	stateSleeping uint32 = 1
+	stateKicked   uint32 = 2
+)
+
+// Result says why Halt returned.
+type Result uint8
+
+const (
+	// Kicked: a kick token was consumed (it may have arrived before Halt).
+	Kicked Result = iota
+	// Spurious: the waiter woke without a token (signal, stray futex wake).
+	Spurious
+	// TimedOut: the timeout expired without a token.
+	TimedOut
+)
+
+func (r Result) String() string {
+	switch r {
+	case Kicked:
+		return "kicked"
+	case Spurious:
+		return "spurious"
+	case TimedOut:
+		return "timed out"
+	}
+	return "unknown"
+}
+
+// Backend names how a Waiter sleeps.
+type Backend uint8
+
+const (
+	// Futex: the thread blocks in FUTEX_WAIT on the waiter's word. Used for
+	// waiters bound to pinned vCPU threads.
+	Futex Backend = iota
+	// Park: the goroutine parks on a channel; the thread stays free to run
+	// other goroutines. Used for ordinary goroutines.
+	Park
+)
+
+func (b Backend) String() string {
+	if b == Futex {
+		return "futex"
+	}
+	return "park"
+}
+
+// Counters are a Waiter's lifetime event counts. Halts, spurious wake-ups
+// and timeouts are written by the waiter itself; kicks received by kickers.
+type Counters struct {
+	Halts         uint64 // Halt calls that went to sleep
+	EarlyKicks    uint64 // Halt calls that found the token already there
+	KicksReceived uint64 // kicks that delivered a token to this waiter
+	Spurious      uint64 // wake-ups without a token
+	Timeouts      uint64 // halts that ended by timeout
+	HaltedNanos   uint64 // total time spent asleep in Halt
+}
+
+// Waiter is a parking slot for one waiting goroutine. A Waiter is used by
+// one waiter at a time; Kick may be called from any goroutine.
+type Waiter struct {
+	_     cpu.CacheLinePad
+	state uint32 // futex word; see the table above
+	// backend is fixed when the Waiter is created.
+	backend Backend
+	// wake carries the wake-up of the Park backend. A kicker sends only
+	// after it moved the state from sleeping to kicked, so at most one
+	// token is ever in flight.
+	wake chan struct{}
+
+	// Owner is an opaque value the creator attaches (pvlock stores the
+	// vCPU here). It is not used by this package.
+	Owner any
+	// Slot is a small integer identifying the Waiter's owner for sharded
+	// statistics (pvlock stores the vCPU's global index here).
+	Slot int
+
+	// table linkage; guarded by the bucket lock of the table the Waiter
+	// is published in.
+	next, prev *Waiter
+	key        uintptr
+	tag        uint64
+	bucket     *bucket
+
+	halts, early, kicks, spurious, timeouts, haltedNanos atomic.Uint64
+	_                                                    cpu.CacheLinePad
+}
+
+// NewWaiter returns an idle Waiter using the given backend.
+func NewWaiter(b Backend) *Waiter {
+	w := &Waiter{backend: b}
+	if b == Park {
+		w.wake = make(chan struct{}, 1)
+	}
+	return w
+}
+
+// Backend reports how the Waiter sleeps.
+func (w *Waiter) Backend() Backend { return w.backend }
+
+// Arm clears any token left by an earlier kick. Call it before the Waiter
+// is published to kickers: arming after publishing could erase a kick that
+// arrived in between, and the waiter would sleep through its turn.
+func (w *Waiter) Arm() {
+	atomic.StoreUint32(&w.state, stateIdle)
+}
+
+// Kicked reports whether a kick token is pending.
+func (w *Waiter) Kicked() bool {
+	return atomic.LoadUint32(&w.state) == stateKicked
+}
+
+// Halt sleeps until the Waiter is kicked, the timeout (if > 0) expires, or
+// the sleep ends spuriously. A kick that arrived after Arm and before Halt
+// makes Halt return Kicked at once: the token is sticky.
+func (w *Waiter) Halt(timeout time.Duration) Result {
+	// The CAS fails only if a kicker already left its token: consume it.
+	if !atomic.CompareAndSwapUint32(&w.state, stateIdle, stateSleeping) {
+		atomic.StoreUint32(&w.state, stateIdle)
+		w.early.Add(1)
+		return Kicked
+	}
+	w.halts.Add(1)
+	start := time.Now()
+	var r Result
+	if w.backend == Futex {
+		r = w.sleepFutex(timeout)
+	} else {
+		r = w.sleepPark(timeout)
+	}
+	w.haltedNanos.Add(uint64(time.Since(start)))
+	switch r {
+	case Spurious:
+		w.spurious.Add(1)
+	case TimedOut:
+		w.timeouts.Add(1)
+	}
+	return r
+}
+
+func (w *Waiter) sleepFutex(timeout time.Duration) Result {
+	var deadline time.Time
+	if timeout > 0 {
+		deadline = time.Now().Add(timeout)
+	}
+	for {
+		// The expected value closes the race with a kick landing between
+		// the CAS above and the sleep: the kernel re-reads the word under
+		// its own lock and returns EAGAIN if the kicker changed it.
+		err := futexWait(&w.state, stateSleeping, timeout)
+		if atomic.LoadUint32(&w.state) == stateKicked {
+			atomic.StoreUint32(&w.state, stateIdle)
+			return Kicked
+		}
+		timedOut := false
+		if timeout > 0 {
+			timeout = time.Until(deadline)
+			timedOut = timeout <= 0
+		}
+		if err == nil || timedOut {
+			// Woken without a token, or out of time: go back to idle,
+			// unless a kick wins the race for the word.
+			if atomic.CompareAndSwapUint32(&w.state, stateSleeping, stateIdle) {
+				if timedOut {
+					return TimedOut
+				}
+				return Spurious
+			}
+			atomic.StoreUint32(&w.state, stateIdle)
+			return Kicked
+		}
+		// EINTR (a signal such as the runtime's preemption SIGURG) or
+		// EAGAIN without a token: sleep again for the time left.
+	}
+}
+
+func (w *Waiter) sleepPark(timeout time.Duration) Result {
+	if timeout <= 0 {
+		<-w.wake
+		atomic.StoreUint32(&w.state, stateIdle)
+		return Kicked
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-w.wake:
+		atomic.StoreUint32(&w.state, stateIdle)
+		return Kicked
+	case <-t.C:
+	}
+	if atomic.CompareAndSwapUint32(&w.state, stateSleeping, stateIdle) {
+		return TimedOut
+	}
+	// A kicker took the word from sleeping to kicked just as the timer
+	// fired; it is committed to sending, so wait for its token here
+	// rather than leave it to wake a later, unrelated halt.
+	<-w.wake
+	atomic.StoreUint32(&w.state, stateIdle)
+	return Kicked
+}
+
+// Kick delivers a token to the Waiter and wakes it if it sleeps. It reports
+// whether a token was delivered (false if one was already pending).
+func (w *Waiter) Kick() bool {
+	old := atomic.SwapUint32(&w.state, stateKicked)
+	if old == stateKicked {
+		return false
+	}
+	w.kicks.Add(1)
+	if old == stateSleeping {
+		// Only a sleeper needs the expensive wake; an idle waiter will
+		// find the token when it reaches Halt.
+		if w.backend == Futex {
+			futexWake(&w.state, 1)
+		} else {
+			w.wake <- struct{}{}
+		}
+	}
+	return true
+}
+
+// Counters returns the Waiter's event counts.
+func (w *Waiter) Counters() Counters {
+	return Counters{
+		Halts:         w.halts.Load(),
+		EarlyKicks:    w.early.Load(),
+		KicksReceived: w.kicks.Load(),
+		Spurious:      w.spurious.Load(),
+		Timeouts:      w.timeouts.Load(),
+		HaltedNanos:   w.haltedNanos.Load(),
+	}
+}
+
+// ResetCounters zeroes the Waiter's event counts.
+func (w *Waiter) ResetCounters() {
+	w.halts.Store(0)
+	w.early.Store(0)
+	w.kicks.Store(0)
+	w.spurious.Store(0)
+	w.timeouts.Store(0)
+	w.haltedNanos.Store(0)
+}
