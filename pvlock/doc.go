@@ -1,0 +1,43 @@
+// Package pvlock is the runtime of the pvlock module: it turns goroutines
+// into "vCPUs" (goroutines locked to OS threads and pinned with
+// sched_setaffinity onto a chosen set of physical CPUs), so that running
+// more vCPUs than CPUs overcommits the machine for real and the Linux
+// scheduler plays the hypervisor. It also holds the policy shared by the
+// locks (PV on or off, spin threshold, halt watchdog) and their statistics.
+//
+// A VM of 4 vCPUs on every CPU this process may use, each vCPU running a
+// workload until the context ends:
+//
+//	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 4})
+//	if err != nil { ... }
+//	var mu ticket.Lock
+//	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+//		for ctx.Err() == nil {
+//			mu.Lock()
+//			// critical section
+//			mu.Unlock()
+//		}
+//		return nil
+//	})
+//
+// Overcommit is expressed as the PV ticketlock work did: k× means k·P vCPUs
+// on P physical CPUs (see Overcommit). Several VMs may run at once on the
+// same CPUs; each has its own vCPUs and its own locks.
+//
+// # GOMAXPROCS
+//
+// A vCPU goroutine needs a Go P to run. If GOMAXPROCS were smaller than the
+// number of vCPU threads, the Go scheduler would silently time-slice the
+// vCPUs itself and hide the overcommit from Linux. While any VM runs, this
+// package raises GOMAXPROCS to at least the number of running vCPUs plus
+// two (room for the goroutines that drive and observe the VMs), and puts
+// the previous value back when the last VM stops. The pinning of vCPU
+// threads, not GOMAXPROCS, is what limits them to the chosen CPUs.
+//
+// # Threads
+//
+// A vCPU locks its goroutine to its thread before pinning it and never
+// unlocks it: when the workload returns, the goroutine exits while locked
+// and the Go runtime terminates the pinned thread, so no pinned thread ever
+// goes back to run unrelated goroutines.
+package pvlock

@@ -1,0 +1,359 @@
+package pvlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pvlock/pvlock/kick"
+	"golang.org/x/sys/unix"
+)
+
+// MaxVCPUs is the largest number of vCPUs that may exist at once across all
+// VMs. Every vCPU is an OS thread, and the Go runtime stops the process at
+// 10000 threads by default; the queued lock's tail also encodes the vCPU
+// in a bounded field. Ticket locks allow 2^31-1 concurrent waiters, far
+// beyond this.
+const MaxVCPUs = 4096
+
+// Pinning says how vCPU threads are placed on the physical CPUs.
+type Pinning int
+
+const (
+	// PinEach pins vCPU i to CPUs[i % len(CPUs)], round-robin, like a
+	// hypervisor that gives each vCPU a home CPU.
+	PinEach Pinning = iota
+	// PinFloat lets every vCPU run on any of CPUs, so the Linux scheduler
+	// also balances vCPUs between CPUs.
+	PinFloat
+)
+
+func (p Pinning) String() string {
+	switch p {
+	case PinEach:
+		return "each"
+	case PinFloat:
+		return "float"
+	}
+	return fmt.Sprintf("Pinning(%d)", int(p))
+}
+
+// Config describes a VM.
+type Config struct {
+	// Name labels the VM in statistics and errors; default "vm<N>".
+	Name string
+	// VCPUs is the number of vCPUs, 1..MaxVCPUs.
+	VCPUs int
+	// CPUs are the physical CPUs the vCPUs run on; nil means every CPU
+	// the process may use (HostCPUs).
+	CPUs []int
+	// Pinning places vCPUs on CPUs; the default is PinEach.
+	Pinning Pinning
+}
+
+// Overcommit returns the Config of a VM with round(factor·len(cpus)) vCPUs
+// on cpus (nil: HostCPUs): factor 2 on 2 CPUs is 4 vCPUs. Factors below 1
+// undercommit the CPUs.
+func Overcommit(factor float64, cpus []int) (Config, error) {
+	if !(factor > 0) || math.IsInf(factor, 0) {
+		return Config{}, fmt.Errorf("pvlock: overcommit factor %v must be a positive number", factor)
+	}
+	if cpus == nil {
+		var err error
+		if cpus, err = HostCPUs(); err != nil {
+			return Config{}, err
+		}
+	}
+	n := int(math.Round(factor * float64(len(cpus))))
+	if n < 1 {
+		n = 1
+	}
+	return Config{VCPUs: n, CPUs: append([]int(nil), cpus...)}, nil
+}
+
+// VM is a group of vCPUs that run one workload together. A VM can be run
+// any number of times, but not twice at once.
+type VM struct {
+	name    string
+	cpus    []int
+	pinning Pinning
+	vcpus   []*VCPU
+	running atomic.Bool
+}
+
+var vmSeq atomic.Int64
+
+// NewVM validates cfg and returns a VM ready to Run.
+func NewVM(cfg Config) (*VM, error) {
+	if cfg.VCPUs <= 0 {
+		return nil, fmt.Errorf("pvlock: a VM needs at least one vCPU, got %d", cfg.VCPUs)
+	}
+	if cfg.VCPUs > MaxVCPUs {
+		return nil, fmt.Errorf("pvlock: %d vCPUs exceed the limit of %d (MaxVCPUs)", cfg.VCPUs, MaxVCPUs)
+	}
+	if cfg.Pinning != PinEach && cfg.Pinning != PinFloat {
+		return nil, fmt.Errorf("pvlock: unknown pinning policy %d", int(cfg.Pinning))
+	}
+	cpus, err := checkCPUs(cfg.CPUs)
+	if err != nil {
+		return nil, err
+	}
+	name := cfg.Name
+	if name == "" {
+		name = fmt.Sprintf("vm%d", vmSeq.Add(1)-1)
+	}
+	vm := &VM{name: name, cpus: cpus, pinning: cfg.Pinning}
+	for i := 0; i < cfg.VCPUs; i++ {
+		v := &VCPU{vm: vm, index: i, id: -1, cpu: -1}
+		if cfg.Pinning == PinEach {
+			v.cpu = cpus[i%len(cpus)]
+		}
+		vm.vcpus = append(vm.vcpus, v)
+	}
+	return vm, nil
+}
+
+// Name returns the VM's name.
+func (vm *VM) Name() string { return vm.name }
+
+// CPUs returns the physical CPUs of the VM.
+func (vm *VM) CPUs() []int { return append([]int(nil), vm.cpus...) }
+
+// Pinning returns the VM's pinning policy.
+func (vm *VM) Pinning() Pinning { return vm.pinning }
+
+// VCPUs returns the VM's vCPUs, in index order.
+func (vm *VM) VCPUs() []*VCPU { return append([]*VCPU(nil), vm.vcpus...) }
+
+// Overcommit returns the VM's vCPUs per physical CPU.
+func (vm *VM) Overcommit() float64 { return float64(len(vm.vcpus)) / float64(len(vm.cpus)) }
+
+// Workload is the code a vCPU runs. It should return when ctx is done.
+type Workload func(ctx context.Context, v *VCPU) error
+
+// Run starts every vCPU (each on its own locked and pinned OS thread), waits
+// until all are pinned, runs fn on each of them together and returns when
+// all have returned. If any vCPU fails to start or fn returns an error or
+// panics, ctx is cancelled for the others and the first error is
+// returned. When Run returns, every vCPU thread has exited.
+func (vm *VM) Run(ctx context.Context, fn Workload) error {
+	if !vm.running.CompareAndSwap(false, true) {
+		return fmt.Errorf("pvlock: VM %s is already running", vm.name)
+	}
+	defer vm.running.Store(false)
+
+	n := len(vm.vcpus)
+	if err := takeIDs(vm.vcpus); err != nil {
+		return err
+	}
+	defer releaseIDs(vm.vcpus)
+	reserveProcs(n)
+	defer releaseProcs(n)
+	raiseThreadLimit()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		ready   sync.WaitGroup // every vCPU pinned (or failed)
+		done    sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { first = err })
+		cancel()
+	}
+	start := make(chan struct{})
+	ready.Add(n)
+	done.Add(n)
+	for _, v := range vm.vcpus {
+		go v.run(ctx, fn, start, &ready, &done, fail)
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	return first
+}
+
+// RunAll runs several VMs at once on the same host and returns when all
+// have stopped. An error in one VM stops every VM; the first error is
+// returned.
+func RunAll(ctx context.Context, fn Workload, vms ...*VM) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(vms))
+	var wg sync.WaitGroup
+	for i, vm := range vms {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if errs[i] = vm.Run(ctx, fn); errs[i] != nil {
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	return errors.Join(errs...)
+}
+
+var threadLimit sync.Once
+
+// raiseThreadLimit lifts the runtime's 10000-thread ceiling a little, so
+// that MaxVCPUs vCPU threads plus the runtime's own fit.
+func raiseThreadLimit() {
+	threadLimit.Do(func() {
+		if old := debug.SetMaxThreads(MaxVCPUs + 10000); old > MaxVCPUs+10000 {
+			debug.SetMaxThreads(old)
+		}
+	})
+}
+
+// Global vCPU IDs index the per-vCPU slots of statistics. They are small,
+// dense and reused after a VM stops.
+var ids struct {
+	mu   sync.Mutex
+	used [MaxVCPUs]bool
+	n    int
+}
+
+func takeIDs(vs []*VCPU) error {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	if ids.n+len(vs) > MaxVCPUs {
+		return fmt.Errorf("pvlock: starting %d more vCPUs would exceed MaxVCPUs (%d running)", len(vs), ids.n)
+	}
+	next := 0
+	for _, v := range vs {
+		for ids.used[next] {
+			next++
+		}
+		ids.used[next] = true
+		v.id = next
+	}
+	ids.n += len(vs)
+	return nil
+}
+
+func releaseIDs(vs []*VCPU) {
+	ids.mu.Lock()
+	defer ids.mu.Unlock()
+	for _, v := range vs {
+		ids.used[v.id] = false
+		v.id = -1
+	}
+	ids.n -= len(vs)
+}
+
+// VCPU is one virtual CPU: a goroutine locked to an OS thread pinned to
+// physical CPUs. Its methods may be called from any goroutine.
+type VCPU struct {
+	vm     *VM
+	index  int
+	id     int // global slot while running, -1 otherwise
+	cpu    int // home CPU with PinEach, -1 with PinFloat
+	tid    atomic.Int64
+	waiter *kick.Waiter
+
+	stealStart atomic.Int64 // run_delay when the vCPU started, ns
+	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
+}
+
+// VM returns the vCPU's VM.
+func (v *VCPU) VM() *VM { return v.vm }
+
+// Index returns the vCPU's index within its VM.
+func (v *VCPU) Index() int { return v.index }
+
+// ID returns the vCPU's global slot (0..MaxVCPUs-1) while its VM runs, or -1.
+func (v *VCPU) ID() int { return v.id }
+
+// CPU returns the physical CPU the vCPU is pinned to, or -1 if it floats.
+func (v *VCPU) CPU() int { return v.cpu }
+
+// TID returns the vCPU's OS thread ID while it runs, or 0.
+func (v *VCPU) TID() int { return int(v.tid.Load()) }
+
+// Waiter returns the vCPU's halt/kick slot (nil before its first run).
+func (v *VCPU) Waiter() *kick.Waiter { return v.waiter }
+
+func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, ready, done *sync.WaitGroup, fail func(error)) {
+	defer done.Done()
+	// Locked for good: the goroutine exits locked, which ends the thread,
+	// so a pinned thread never runs other goroutines.
+	runtime.LockOSThread()
+	cpus := v.vm.cpus
+	if v.cpu >= 0 {
+		cpus = []int{v.cpu}
+	}
+	if err := pinThread(cpus); err != nil {
+		fail(fmt.Errorf("pvlock: pin vCPU %d of %s to CPUs %v: %w", v.index, v.vm.name, cpus, err))
+		ready.Done()
+		return
+	}
+	if v.waiter == nil {
+		v.waiter = kick.NewWaiter(kick.Futex)
+		v.waiter.Owner = v
+	}
+	v.waiter.Slot = v.id
+	if err := kick.Bind(v.waiter); err != nil {
+		fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, err))
+		ready.Done()
+		return
+	}
+	defer kick.Unbind()
+	tid := unix.Gettid()
+	v.tid.Store(int64(tid))
+	defer v.tid.Store(0)
+	d, _ := runDelay(tid)
+	v.stealStart.Store(d)
+	v.stealEnd.Store(-1)
+	ready.Done()
+	<-start
+	defer func() {
+		if d, err := runDelay(tid); err == nil {
+			v.stealEnd.Store(d)
+		} else {
+			v.stealEnd.Store(v.stealStart.Load())
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			fail(fmt.Errorf("pvlock: vCPU %d of %s panicked: %v", v.index, v.vm.name, r))
+		}
+	}()
+	if ctx.Err() != nil {
+		return
+	}
+	if err := fn(ctx, v); err != nil {
+		fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, err))
+	}
+}
+
+// Steal returns the time the vCPU's thread spent runnable but waiting for a
+// CPU (run_delay of /proc/self/task/<tid>/schedstat) during its last run:
+// up to now while it runs, up to its end after it stopped.
+func (v *VCPU) Steal() time.Duration {
+	if end := v.stealEnd.Load(); end >= 0 {
+		return time.Duration(end - v.stealStart.Load())
+	}
+	tid := v.tid.Load()
+	if tid == 0 {
+		return 0
+	}
+	d, err := runDelay(int(tid))
+	if err != nil {
+		return 0
+	}
+	return time.Duration(d - v.stealStart.Load())
+}

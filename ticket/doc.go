@@ -1,0 +1,48 @@
+// Package ticket provides a FIFO ticket spinlock in two variants: native
+// (pure spinning) and paravirtualized (PV), after the Linux PV ticketlocks.
+//
+// A ticket lock hands the lock to waiters strictly in arrival order. That
+// fairness is a disaster when waiters are time-sliced rather than running
+// at once: if the holder of the next ticket is preempted, everyone queued
+// behind it spins away whole time slices. The PV variant keeps the native
+// fast path (one atomic add to take a ticket, one to release) and adds two
+// slow-path hooks: a waiter that has spun for a threshold halts and marks
+// the lock "slowpath"; an unlocker that sees the mark kicks exactly the
+// waiter holding the next ticket.
+//
+// The zero Lock is an unlocked PV lock:
+//
+//	var mu ticket.Lock
+//	mu.Lock()
+//	counter++
+//	mu.Unlock()
+//
+// New(Native()) gives the native variant; SpinThreshold and SpinDuration
+// tune how long a PV waiter spins before halting. pvlock.SetPVSpin(false)
+// stops every PV lock from halting, like the kernel's nopvspin.
+//
+// # Lock word
+//
+// Go has no 16-bit atomics, so the head and tail tickets share one 64-bit
+// word: head in the low 32 bits, tail in the high 32 bits.
+//
+//	63                      33   32   31                              0
+//	+--------------------------+----+---------------------------------+
+//	| tail ticket              |flag| head ticket (now serving)       |
+//	+--------------------------+----+---------------------------------+
+//
+// PV tickets step by 2 (INC=2) so the tail's least significant bit is free
+// for the slowpath flag; native tickets step by 1 and have no flag.
+//
+//	operation   word change                         who
+//	Lock        tail += INC (atomic add)            every locker
+//	TryLock     tail += INC iff head == tail&^flag  CAS
+//	halt        flag |= 1 (atomic or)               PV waiter after spinning
+//	Unlock      head += INC (atomic add)            holder
+//	clear flag  CAS prev+INC -> same &^flag          PV unlocker, only if no one queued
+//
+// When head wraps from 2^32-INC to 0 the add would carry into tail. The
+// holder knows its own ticket, so Unlock then adds INC-2^32 instead,
+// cancelling the carry: the word is exact across wrap-around. Tail simply
+// overflows out of the word.
+package ticket

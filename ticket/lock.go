@@ -1,0 +1,269 @@
+package ticket
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/kick"
+)
+
+const (
+	tailShift        = 32
+	flagBit   uint64 = 1 << tailShift // slowpath flag: LSB of the tail ticket
+	carry     uint64 = 1 << tailShift // what head's wrap adds to tail
+
+	modePV     uint32 = 0
+	modeNative uint32 = 1
+)
+
+// MaxWaiters is the number of goroutines that may hold or wait for a PV
+// ticket lock at once before tickets would alias (2^31 - 1; native: 2^32 - 1).
+const MaxWaiters = 1<<31 - 1
+
+// Lock is a ticket spinlock. The zero value is an unlocked PV lock. A Lock
+// must not be copied after first use.
+type Lock struct {
+	_         noCopy
+	word      atomic.Uint64
+	mode      uint32 // modePV or modeNative; fixed before first use
+	threshold uint32 // spins before a PV halt; 0 means the default
+}
+
+// Option configures a Lock made by New.
+type Option func(*Lock)
+
+// Native selects the native variant: tickets step by 1 and waiters only
+// spin, never halt.
+func Native() Option { return func(l *Lock) { l.mode = modeNative } }
+
+// SpinThreshold sets how many times a PV waiter polls the lock before it
+// halts (default pvlock.DefaultSpinThreshold). 0 restores the default.
+func SpinThreshold(n uint32) Option { return func(l *Lock) { l.threshold = n } }
+
+// SpinDuration sets the PV spin threshold as a time, converted to polls
+// with this machine's measured cost of one poll (pvlock.SpinCost).
+func SpinDuration(d time.Duration) Option {
+	return func(l *Lock) { l.threshold = pvlock.SpinIterations(d) }
+}
+
+// New returns an unlocked Lock configured by opts (PV by default).
+func New(opts ...Option) *Lock {
+	l := &Lock{}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// PV reports whether l is the PV variant.
+func (l *Lock) PV() bool { return l.mode == modePV }
+
+// inc returns the ticket step and the mask that strips the flag.
+func (l *Lock) inc() (inc uint32, mask uint32) {
+	if l.mode == modeNative {
+		return 1, ^uint32(0)
+	}
+	return 2, ^uint32(1)
+}
+
+func split(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> tailShift) }
+
+func (l *Lock) stats() *pvlock.LockStats {
+	if l.mode == modeNative {
+		return nativeStats
+	}
+	return pvStats
+}
+
+// Lock takes a ticket and waits until it is served.
+func (l *Lock) Lock() {
+	inc, mask := l.inc()
+	old := l.word.Add(uint64(inc)<<tailShift) - uint64(inc)<<tailShift
+	head, tail := split(old)
+	if head == tail&mask {
+		if pvlock.StatsEnabled() {
+			l.stats().Inc(-1, evAcquiredFast)
+		}
+		return
+	}
+	l.lockSlow(tail&mask, head, inc)
+}
+
+// TryLock takes the lock if it is free and reports whether it did. It
+// never waits and never jumps the queue: it succeeds only when nobody
+// holds or waits for the lock.
+func (l *Lock) TryLock() bool {
+	inc, mask := l.inc()
+	old := l.word.Load()
+	head, tail := split(old)
+	if head != tail&mask {
+		return false
+	}
+	if !l.word.CompareAndSwap(old, old+uint64(inc)<<tailShift) {
+		return false
+	}
+	if pvlock.StatsEnabled() {
+		l.stats().Inc(-1, evAcquiredFast)
+	}
+	return true
+}
+
+// Unlock releases the lock. Unlocking an unlocked Lock panics, as with
+// sync.Mutex. As with sync.Mutex, a Lock is not tied to a goroutine: one
+// goroutine may lock it and another unlock it.
+func (l *Lock) Unlock() {
+	inc, mask := l.inc()
+	prev := l.word.Load() // the snapshot the slow path clears the flag against
+	head, tail := split(prev)
+	if head == tail&mask {
+		panic("ticket: unlock of unlocked lock")
+	}
+	delta := uint64(inc)
+	if head+inc == 0 {
+		delta -= carry // head wraps: cancel the carry into tail
+	}
+	// The release is an atomic add, a full barrier: the flag we test comes
+	// from the same atomic step, so a waiter that sets the flag after it
+	// is guaranteed to see our new head in its re-check instead.
+	now := l.word.Add(delta)
+	if now&flagBit != 0 && l.mode == modePV {
+		l.unlockSlow(prev, inc)
+	}
+}
+
+// IsContended reports whether another goroutine holds a later ticket,
+// that is, waits for the lock (the kernel's spin_is_contended). It is one
+// atomic load.
+func (l *Lock) IsContended() bool {
+	inc, mask := l.inc()
+	head, tail := split(l.word.Load())
+	return tail&mask-head > inc
+}
+
+// IsLocked reports whether the lock is held.
+func (l *Lock) IsLocked() bool {
+	_, mask := l.inc()
+	head, tail := split(l.word.Load())
+	return head != tail&mask
+}
+
+// waiters holds the PV waiters that halted, keyed by (lock, awaited ticket),
+// so an unlocker can kick exactly the holder of the next ticket.
+var waiters kick.Table
+
+func (l *Lock) key() uintptr {
+	// A Lock shared between goroutines has escaped to the heap, and Go's
+	// heap objects do not move, so its address is a stable key.
+	return uintptr(unsafe.Pointer(l))
+}
+
+func (l *Lock) spinThreshold() uint32 {
+	if l.threshold != 0 {
+		return l.threshold
+	}
+	return pvlock.DefaultSpinThreshold
+}
+
+// lockSlow waits for ticket: spin, and for a PV lock halt after each
+// threshold of spins, until head reaches the ticket.
+func (l *Lock) lockSlow(ticket, head, inc uint32) {
+	if ticket+inc == head {
+		panic(fmt.Sprintf("ticket: more than %d concurrent lockers: tickets alias", MaxWaiters))
+	}
+	st := l.stats()
+	pv := l.mode == modePV
+	for {
+		for i := l.spinThreshold(); i > 0; i-- {
+			if uint32(l.word.Load()) == ticket {
+				if pvlock.StatsEnabled() {
+					st.Inc(-1, evAcquiredSlow)
+				}
+				return
+			}
+			relax.Pause(1)
+		}
+		if !pv || !pvlock.PVSpin() {
+			continue
+		}
+		if l.halt(ticket, st) {
+			return
+		}
+	}
+}
+
+// halt is the PV slow path (the kernel's lock_spinning): publish, flag,
+// re-check, halt. It reports whether the re-check found the lock ours
+// ("pickup"); otherwise the caller goes back to spinning, whatever woke it.
+func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
+	w := kick.Get()
+	defer kick.Put(w)
+	slot := w.Slot
+	// Arm before publishing, so that a kick sent once we are published
+	// cannot be erased by arming.
+	w.Arm()
+	waiters.Publish(w, l.key(), uint64(ticket))
+	st.Inc(slot, evTakenSlow)
+	// Atomic RMW, then re-check: with the unlocker's atomic release add,
+	// either its flag test sees this flag (and kicks us) or our re-check
+	// sees its new head. A plain store here could let both miss.
+	l.word.Or(flagBit)
+	if uint32(l.word.Load()) == ticket {
+		waiters.Withdraw(w)
+		st.Inc(slot, evPickup)
+		st.Inc(slot, evAcquiredSlow)
+		return true
+	}
+	st.Inc(slot, evHalts)
+	start := time.Now()
+	res := w.Halt(pvlock.HaltTimeout())
+	// Withdraw before going back to spinning: the table must not route a
+	// later kick for this ticket to a waiter that is no longer halted on it.
+	waiters.Withdraw(w)
+	st.ObserveBlocked(slot, uint64(time.Since(start)))
+	switch res {
+	case kick.Spurious:
+		st.Inc(slot, evSpurious)
+	case kick.TimedOut:
+		st.Inc(slot, evTimeouts)
+		if uint32(l.word.Load()) == ticket {
+			// Our turn came while we slept and nobody kicked us.
+			st.Inc(slot, evLostWakeups)
+		}
+	}
+	return false
+}
+
+// unlockSlow runs when the released word carried the slowpath flag
+// (the kernel's __ticket_unlock_slowpath). prev is the word before the
+// release. The flag is cleared only by a CAS against the released snapshot,
+// never by a blind store, which could erase a flag a new waiter just set.
+func (l *Lock) unlockSlow(prev uint64, inc uint32) {
+	st := l.stats()
+	st.Inc(-1, evReleasedSlow)
+	head, tail := split(prev)
+	next := head + inc // the ticket now being served
+	released := uint64(tail)<<tailShift | uint64(next)
+	if tail&^1 == next {
+		// Nobody queued when we snapshotted: clear the flag if the word
+		// is still exactly that (flag set, no new ticket taken).
+		if l.word.CompareAndSwap(released, released&^flagBit) {
+			return
+		}
+	}
+	// Waiters remain, or the word moved under us: kick the holder of the
+	// next ticket, if it halted. If it has not, it is still spinning and
+	// will see head on its own, or its re-check after flagging will.
+	if found, _ := waiters.Kick(l.key(), uint64(next)); found {
+		st.Inc(-1, evReleasedSlowKicked)
+	}
+}
+
+// noCopy makes go vet's copylocks check flag copies of a Lock.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

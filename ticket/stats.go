@@ -1,0 +1,51 @@
+package ticket
+
+import "github.com/pvlock/pvlock/pvlock"
+
+// Event indexes of the ticket lock statistics. The slow-path names are the
+// kernel's PV ticketlock debugfs counters.
+const (
+	evAcquiredFast       = iota // taken without waiting (Lock fast path, TryLock)
+	evAcquiredSlow              // taken after waiting
+	evTakenSlow                 // entered the PV slow path (published and flagged)
+	evPickup                    // the re-check after flagging found the lock ours
+	evHalts                     // actually halted
+	evSpurious                  // woke without a kick
+	evTimeouts                  // a halt hit the watchdog timeout
+	evLostWakeups               // timed out although our ticket was being served
+	evReleasedSlow              // unlocks that found the slowpath flag
+	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
+)
+
+// Event names, as reported by Stats snapshots.
+const (
+	AcquiredFast       = "acquired_fast"
+	AcquiredSlow       = "acquired_slow"
+	TakenSlow          = "taken_slow"
+	TakenSlowPickup    = "taken_slow_pickup"
+	Halts              = "halts"
+	SpuriousWakeups    = "spurious_wakeups"
+	HaltTimeouts       = "halt_timeouts"
+	LostWakeups        = "lost_wakeups"
+	ReleasedSlow       = "released_slow"
+	ReleasedSlowKicked = "released_slow_kicked"
+)
+
+var eventNames = []string{
+	AcquiredFast, AcquiredSlow, TakenSlow, TakenSlowPickup, Halts,
+	SpuriousWakeups, HaltTimeouts, LostWakeups, ReleasedSlow, ReleasedSlowKicked,
+}
+
+var (
+	pvStats     = pvlock.NewLockStats("ticket", "pv", eventNames)
+	nativeStats = pvlock.NewLockStats("ticket", "native", eventNames)
+)
+
+// Stats returns the statistics of all PV ticket locks (pv true) or of all
+// native ones, summed over vCPUs.
+func Stats(pv bool) *pvlock.LockStats {
+	if pv {
+		return pvStats
+	}
+	return nativeStats
+}
