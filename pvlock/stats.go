@@ -39,7 +39,7 @@ type LockStats struct {
 	kind, mode string
 	events     []string
 	stride     int // uint64 words per slot: events + time + histogram, padded
-	chunks     [(MaxVCPUs+stripes+chunkSlots-1)/chunkSlots]atomic.Pointer[[]atomic.Uint64]
+	chunks     [(MaxVCPUs + stripes + chunkSlots - 1) / chunkSlots]atomic.Pointer[[]atomic.Uint64]
 }
 
 var registry struct {

@@ -6,9 +6,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/pvlock"
 )
 
 const (
