@@ -1,0 +1,421 @@
+package ticket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/pvlock"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type variant struct {
+	name string
+	new  func() *Lock
+}
+
+var variants = []variant{
+	{"native", func() *Lock { return New(Native()) }},
+	{"pv", func() *Lock { return New() }},
+	// A short threshold makes PV waiters halt often, exercising the
+	// publish/flag/re-check/halt and kick paths under real preemption.
+	{"pv-short", func() *Lock { return New(SpinThreshold(64)) }},
+}
+
+// checkClean fails the test if the PV slow path lost a wake-up or a halt
+// ran into the watchdog while the stress ran.
+func checkClean(t *testing.T, before pvlock.Snapshot) pvlock.Snapshot {
+	t.Helper()
+	d := Stats(true).Snapshot().Sub(before)
+	if d.Get(HaltTimeouts) != 0 || d.Get(LostWakeups) != 0 {
+		t.Fatalf("halt timeouts %d, lost wake-ups %d: a waiter slept through its turn",
+			d.Get(HaltTimeouts), d.Get(LostWakeups))
+	}
+	return d
+}
+
+func TestMutualExclusionOvercommitted(t *testing.T) {
+	total := 0
+	for _, v := range variants {
+		for _, oc := range []float64{1, 2, 4} {
+			t.Run(fmt.Sprintf("%s/oc=%gx", v.name, oc), func(t *testing.T) {
+				iters := 60000
+				if v.name == "native" && oc > 1 {
+					// Native ticket locks collapse under overcommit; a few
+					// thousand hand-offs still cover the preempted-waiter
+					// paths without taking minutes.
+					iters = 2000
+				}
+				before := Stats(true).Snapshot()
+				res, err := locktest.Stress(v.new(), locktest.Config{
+					Overcommit: oc, Iterations: iters, Work: 20, Deadline: 5 * time.Second,
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				d := checkClean(t, before)
+				if v.name == "pv-short" && oc > 1 && d.Get(Halts) == 0 {
+					t.Errorf("no PV waiter halted at %gx with a 64-poll threshold", oc)
+				}
+				total += res.Acquisitions
+				t.Logf("%d vCPUs: %d acquisitions in %v, halts %d, kicks %d",
+					res.VCPUs, res.Acquisitions, res.Elapsed, d.Get(Halts), d.Get(ReleasedSlowKicked))
+			})
+		}
+	}
+	if !testing.Short() && total < 1_000_000 {
+		t.Fatalf("only %d acquisitions in total; the suite promises at least 10^6", total)
+	}
+}
+
+func TestManyVCPUs(t *testing.T) {
+	before := Stats(true).Snapshot()
+	res, err := locktest.Stress(New(SpinThreshold(128)), locktest.Config{
+		VCPUs: 256, Iterations: 200, Work: 10, Deadline: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClean(t, before)
+	if res.Acquisitions != 256*200 {
+		t.Fatalf("%d acquisitions, want %d: some vCPU stalled until the deadline", res.Acquisitions, 256*200)
+	}
+}
+
+func TestZeroValueFromGoroutines(t *testing.T) {
+	var mu Lock // zero value: PV, default threshold
+	if !mu.PV() {
+		t.Fatal("zero Lock is not PV")
+	}
+	var counter int
+	var wg sync.WaitGroup
+	const g, n = 8, 3000
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < n; j++ {
+				mu.Lock()
+				counter++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if counter != g*n {
+		t.Fatalf("counter %d, want %d", counter, g*n)
+	}
+	if mu.IsLocked() {
+		t.Fatal("lock still held")
+	}
+}
+
+// TestGoroutinesHaltAndAreKicked makes plain goroutines halt (park
+// backend) behind a long-held lock and checks every one is kicked.
+func TestGoroutinesHaltAndAreKicked(t *testing.T) {
+	l := New(SpinThreshold(1))
+	before := Stats(true).Snapshot()
+	l.Lock()
+	const g = 6
+	var wg sync.WaitGroup
+	var acquired atomic.Int32
+	for i := 0; i < g; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.Lock()
+			acquired.Add(1)
+			l.Unlock()
+		}()
+	}
+	waitFor(t, func() bool { return Stats(true).Snapshot().Sub(before).Get(Halts) >= g })
+	l.Unlock()
+	wg.Wait()
+	d := checkClean(t, before)
+	if acquired.Load() != g || d.Get(ReleasedSlowKicked) < g {
+		t.Fatalf("acquired %d, kicks %d; want %d each", acquired.Load(), d.Get(ReleasedSlowKicked), g)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestDirectedKick halts K vCPUs behind a held lock and checks that each
+// slow release kicks exactly one waiter: the holder of the next ticket.
+func TestDirectedKick(t *testing.T) {
+	const k = 5
+	l := New(SpinThreshold(1))
+	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := Stats(true).Snapshot()
+	for _, v := range vm.VCPUs() {
+		if w := v.Waiter(); w != nil {
+			w.ResetCounters()
+		}
+	}
+	l.Lock()
+	release := make(chan struct{}) // one token lets one holder go on
+	var order []int
+	errc := make(chan error, 1)
+	go func() {
+		errc <- vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+			l.Lock()
+			order = append(order, v.Index())
+			<-release // blocks this vCPU's thread; fine for a test
+			l.Unlock()
+			return nil
+		})
+	}()
+	halted := func() int {
+		n := 0
+		for _, v := range vm.VCPUs() {
+			n += int(v.Waiter().Counters().Halts)
+		}
+		return n
+	}
+	kicks := func() int {
+		n := 0
+		for _, v := range vm.VCPUs() {
+			n += int(v.Waiter().Counters().KicksReceived)
+		}
+		return n
+	}
+	waitFor(t, func() bool { return halted() == k })
+	for i := 1; i <= k; i++ {
+		if i == 1 {
+			l.Unlock()
+		} else {
+			release <- struct{}{}
+		}
+		waitFor(t, func() bool { return kicks() >= i })
+		time.Sleep(20 * time.Millisecond) // room for a wrongly broadcast kick to land
+		if got := kicks(); got != i {
+			t.Fatalf("after %d slow releases %d waiters were kicked", i, got)
+		}
+	}
+	release <- struct{}{}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	d := checkClean(t, before)
+	if d.Get(ReleasedSlowKicked) != k || d.Get(TakenSlow) != k || len(order) != k {
+		t.Fatalf("kicks %d, slow entries %d, acquisitions %d; want %d each",
+			d.Get(ReleasedSlowKicked), d.Get(TakenSlow), len(order), k)
+	}
+}
+
+// TestKickBeforeHalt has the unlocker kick a waiter that is published and
+// has flagged the lock but has not halted yet: the halt must return at once.
+func TestKickBeforeHalt(t *testing.T) {
+	l := New()
+	l.Lock()
+	inc, _ := l.inc()
+	ticket := uint32(l.word.Add(uint64(inc)<<tailShift)>>tailShift) - inc // a waiter's ticket
+	w := kick.NewWaiter(kick.Park)
+	w.Arm()
+	waiters.Publish(w, l.key(), uint64(ticket))
+	l.word.Or(flagBit)
+	l.Unlock() // sees the flag, finds the published waiter, kicks it
+	if !w.Kicked() {
+		t.Fatal("unlock did not kick the published holder of the next ticket")
+	}
+	done := make(chan kick.Result, 1)
+	go func() { done <- w.Halt(0) }()
+	select {
+	case r := <-done:
+		if r != kick.Kicked {
+			t.Fatalf("halt after an early kick returned %v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("halt slept through a kick that came before it")
+	}
+	waiters.Withdraw(w)
+	if uint32(l.word.Load()) != ticket {
+		t.Fatal("head does not serve the waiter's ticket")
+	}
+	l.Unlock()
+	if l.IsLocked() {
+		t.Fatal("lock held after the last unlock")
+	}
+}
+
+func TestUnlockOfUnlockedPanics(t *testing.T) {
+	for _, v := range variants {
+		l := v.new()
+		func() {
+			defer func() {
+				r := recover()
+				if r == nil || !strings.Contains(fmt.Sprint(r), "unlock of unlocked lock") {
+					t.Errorf("%s: Unlock of unlocked lock: recover() = %v", v.name, r)
+				}
+			}()
+			l.Unlock()
+		}()
+		l.Lock()
+		l.Unlock()
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: second Unlock did not panic", v.name)
+				}
+			}()
+			l.Unlock()
+		}()
+		if l.IsLocked() {
+			t.Errorf("%s: the failed Unlock corrupted the lock", v.name)
+		}
+	}
+}
+
+func TestTryLock(t *testing.T) {
+	for _, v := range variants {
+		l := v.new()
+		if !l.TryLock() {
+			t.Fatalf("%s: TryLock of a free lock failed", v.name)
+		}
+		if l.TryLock() {
+			t.Fatalf("%s: TryLock succeeded while held", v.name)
+		}
+		// With a waiter queued, TryLock must not jump the queue.
+		got := make(chan struct{})
+		go func() { l.Lock(); close(got) }()
+		waitFor(t, l.IsContended)
+		l.Unlock()
+		<-got
+		if l.TryLock() {
+			t.Fatalf("%s: TryLock succeeded while the waiter holds the lock", v.name)
+		}
+		l.Unlock()
+		if !l.TryLock() {
+			t.Fatalf("%s: TryLock failed after the last unlock", v.name)
+		}
+		l.Unlock()
+	}
+}
+
+func TestIsContended(t *testing.T) {
+	for _, v := range variants {
+		l := v.new()
+		inc, _ := l.inc()
+		if l.IsContended() || l.IsLocked() {
+			t.Fatalf("%s: free lock reports contended/locked", v.name)
+		}
+		l.Lock()
+		if l.IsContended() || !l.IsLocked() {
+			t.Fatalf("%s: held, uncontended lock misreported", v.name)
+		}
+		l.word.Add(uint64(inc) << tailShift) // a second ticket is taken
+		if !l.IsContended() {
+			t.Fatalf("%s: a waiting ticket is not reported", v.name)
+		}
+		if l.PV() {
+			l.word.Or(flagBit)
+			if !l.IsContended() {
+				t.Fatalf("%s: flagged lock with a waiter not contended", v.name)
+			}
+		}
+		// Hand the lock to the phantom waiter and release it.
+		l.word.Add(uint64(inc))
+		if l.IsContended() || !l.IsLocked() {
+			t.Fatalf("%s: after hand-off, held by one: contended=%v", v.name, l.IsContended())
+		}
+		l.word.Add(uint64(inc))
+		if l.IsLocked() {
+			t.Fatalf("%s: lock still held", v.name)
+		}
+	}
+}
+
+// TestWrapAroundExact checks the head carry cancellation at the boundary:
+// releasing the last ticket before 2^32 must not disturb tail.
+func TestWrapAroundExact(t *testing.T) {
+	for _, v := range variants {
+		l := v.new()
+		inc, _ := l.inc()
+		h := uint32(0) - inc
+		l.word.Store(uint64(h)<<tailShift | uint64(h)) // free, at the last ticket
+		l.Lock()
+		if head, tail := split(l.word.Load()); head != h || tail != 0 {
+			t.Fatalf("%s: after Lock head=%#x tail=%#x", v.name, head, tail)
+		}
+		l.Unlock()
+		if w := l.word.Load(); w != 0 {
+			t.Fatalf("%s: after wrapping unlock word=%#x, want 0 (carry not cancelled)", v.name, w)
+		}
+		if l.IsLocked() || !l.TryLock() {
+			t.Fatalf("%s: lock unusable after wrap", v.name)
+		}
+		l.Unlock()
+	}
+}
+
+// TestWrapAroundContended runs contended vCPUs across the wrap point.
+func TestWrapAroundContended(t *testing.T) {
+	for _, v := range variants {
+		for _, oc := range []float64{1, 2} {
+			l := v.new()
+			inc, _ := l.inc()
+			start := uint32(0) - 500*inc // 500 tickets before the wrap
+			l.word.Store(uint64(start)<<tailShift | uint64(start))
+			before := Stats(true).Snapshot()
+			iters := 2000
+			if v.name == "native" && oc > 1 {
+				iters = 500
+			}
+			res, err := locktest.Stress(l, locktest.Config{Overcommit: oc, Iterations: iters, Work: 10, Deadline: 8 * time.Second})
+			if err != nil {
+				t.Fatalf("%s at %gx: %v", v.name, oc, err)
+			}
+			checkClean(t, before)
+			head, tail := split(l.word.Load())
+			want := start + uint32(res.Acquisitions)*inc
+			if head != want || tail&^(inc-1) != want {
+				t.Fatalf("%s at %gx: after %d acquisitions head=%#x tail=%#x, want %#x",
+					v.name, oc, res.Acquisitions, head, tail, want)
+			}
+			if res.Acquisitions < 500 {
+				t.Fatalf("%s at %gx: only %d acquisitions, the wrap was not crossed", v.name, oc, res.Acquisitions)
+			}
+		}
+	}
+}
+
+func TestNoPVSpinNeverHalts(t *testing.T) {
+	pvlock.SetPVSpin(false)
+	defer pvlock.SetPVSpin(true)
+	before := Stats(true).Snapshot()
+	if _, err := locktest.Stress(New(SpinThreshold(16)), locktest.Config{Overcommit: 2, Iterations: 500, Deadline: 3 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if d := Stats(true).Snapshot().Sub(before); d.Get(TakenSlow) != 0 || d.Get(Halts) != 0 {
+		t.Fatalf("with PV spin off, %d slow entries and %d halts", d.Get(TakenSlow), d.Get(Halts))
+	}
+}
+
+func TestSpinDurationOption(t *testing.T) {
+	short, long := New(SpinDuration(10*time.Microsecond)), New(SpinDuration(time.Millisecond))
+	if short.threshold == 0 || long.threshold < 10*short.threshold {
+		t.Fatalf("thresholds %d and %d not proportional to 10µs and 1ms", short.threshold, long.threshold)
+	}
+	if New(SpinThreshold(0)).spinThreshold() != pvlock.DefaultSpinThreshold {
+		t.Fatal("zero threshold does not mean the default")
+	}
+}
