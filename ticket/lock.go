@@ -86,7 +86,7 @@ func (l *Lock) Lock() {
 	head, tail := split(old)
 	if head == tail&mask {
 		if pvlock.StatsEnabled() {
-			l.stats().Inc(-1, evAcquiredFast)
+			l.stats().IncHint(tail, evAcquiredFast)
 		}
 		return
 	}
@@ -107,7 +107,7 @@ func (l *Lock) TryLock() bool {
 		return false
 	}
 	if pvlock.StatsEnabled() {
-		l.stats().Inc(-1, evAcquiredFast)
+		l.stats().IncHint(uint32(old>>tailShift), evAcquiredFast)
 	}
 	return true
 }
@@ -180,7 +180,7 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 		for i := l.spinThreshold(); i > 0; i-- {
 			if uint32(l.word.Load()) == ticket {
 				if pvlock.StatsEnabled() {
-					st.Inc(-1, evAcquiredSlow)
+					st.IncHint(ticket, evAcquiredSlow)
 				}
 				return
 			}

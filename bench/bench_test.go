@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMeasureLockloop(t *testing.T) {
+	for _, lock := range []string{"native-ticket", "pv-ticket", "sync.Mutex"} {
+		row, err := Measure(context.Background(), Spec{
+			Workload: "lockloop", Lock: lock, Overcommit: 1,
+			Runs: 2, Duration: 100 * time.Millisecond, Warmup: -1,
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", lock, err)
+		}
+		if row.OpsPerSec <= 0 || row.Runs != 2 || row.VCPUs != row.PCPUs || row.Lock != lock {
+			t.Fatalf("%s: implausible row %+v", lock, row)
+		}
+		if row.Fairness < 1 || math.IsNaN(row.Stdev) {
+			t.Fatalf("%s: fairness %v stdev %v", lock, row.Fairness, row.Stdev)
+		}
+	}
+}
+
+func TestMeasureCountsHalts(t *testing.T) {
+	// 4x with the PV ticket lock: waiters are preempted for real, so some
+	// must halt and every halt that ends by kick must be counted as one.
+	row, err := Measure(context.Background(), Spec{
+		Workload: "lockloop", Lock: "pv-ticket", Overcommit: 4,
+		Runs: 1, Duration: 300 * time.Millisecond, Warmup: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Halts <= 0 || row.Kicks <= 0 || row.StealPct <= 0 {
+		t.Fatalf("no halts/kicks/steal at 4x: %+v", row)
+	}
+}
+
+func TestMeasureErrors(t *testing.T) {
+	for _, s := range []Spec{
+		{Workload: "nope", Lock: "pv-ticket", Overcommit: 1},
+		{Workload: "lockloop", Lock: "nope", Overcommit: 1},
+		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0},
+		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1, CPUs: []int{1 << 20}},
+	} {
+		if _, err := Measure(context.Background(), s); err == nil {
+			t.Errorf("Measure(%+v) succeeded", s)
+		}
+	}
+}
+
+func TestReports(t *testing.T) {
+	rows := []Row{
+		{Workload: "lockloop", Lock: "native-ticket", Overcommit: 1, OpsPerSec: 1000, Stdev: 10, VCPUs: 2},
+		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1, OpsPerSec: 990, Stdev: 5, VCPUs: 2},
+		{Workload: "lockloop", Lock: "native-ticket", Overcommit: 2, OpsPerSec: 10, Stdev: 1, VCPUs: 4},
+		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 2, OpsPerSec: 500, Stdev: 20, VCPUs: 4, Halts: 12.5},
+	}
+	var b bytes.Buffer
+	if err := WriteSeedTable(&b, rows, "native-ticket", "pv-ticket"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"%improvement", "-1.0", "+4900.0", "2x"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("seed table lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	if err := WriteMatrix(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "51%") || !strings.Contains(b.String(), "12.50") {
+		t.Errorf("matrix lacks the vs-1x share or halts:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteJSON(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	var back []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"workload", "lock", "overcommit", "ops_per_sec", "stdev", "halts", "kicks"} {
+		if _, ok := back[3][f]; !ok {
+			t.Errorf("JSON row lacks field %q: %v", f, back[3])
+		}
+	}
+	if back[3]["overcommit"] != 2.0 {
+		t.Errorf("overcommit is %v, want the number 2", back[3]["overcommit"])
+	}
+	b.Reset()
+	if err := WriteCSV(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(b.String(), "\n"); lines != 5 {
+		t.Errorf("CSV has %d lines, want header + 4", lines)
+	}
+	if Improvement(100, 150) != 50 || !math.IsInf(Improvement(0, 1), 1) {
+		t.Error("Improvement arithmetic")
+	}
+}
+
+func TestWorkUnitsProportional(t *testing.T) {
+	a, b := WorkUnits(time.Microsecond), WorkUnits(100*time.Microsecond)
+	if a <= 0 || b < 50*a {
+		t.Fatalf("WorkUnits(1µs)=%d, WorkUnits(100µs)=%d", a, b)
+	}
+}

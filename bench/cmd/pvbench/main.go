@@ -1,0 +1,195 @@
+// Command pvbench runs pvlock's overcommit comparison: a workload on pinned
+// vCPU threads at several overcommit factors, for several locks, printed
+// as the PV ticketlock thread's tables.
+//
+// With no flags it runs lockloop at 1x, 2x, 3x and 4x for native-ticket,
+// pv-ticket and sync.Mutex, three runs each, in about a minute and a half:
+//
+//	go run ./bench/cmd/pvbench
+//	go run ./bench/cmd/pvbench -oc 1,2 -locks pv-ticket,sync.Mutex -json out.json
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "pvbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	workload      string
+	locks         []string
+	factors       []float64
+	cpus          []int
+	pinning       pvlock.Pinning
+	runs          int
+	duration      time.Duration
+	base, patched string
+	jsonPath      string
+	csvPath       string
+}
+
+func parse(args []string, stderr io.Writer) (options, error) {
+	fs := flag.NewFlagSet("pvbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := options{}
+	workload := fs.String("workload", "lockloop", "workload to run: "+strings.Join(bench.WorkloadNames(), ", "))
+	lockList := fs.String("locks", "native-ticket,pv-ticket,sync.Mutex", "comma-separated locks: "+strings.Join(bench.LockNames(), ", "))
+	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
+	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
+	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
+	fs.IntVar(&o.runs, "runs", 3, "measured runs per cell")
+	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of each run")
+	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
+	fs.StringVar(&o.patched, "patched", "pv-ticket", "patched lock of the seed-style table")
+	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
+	fs.StringVar(&o.csvPath, "csv", "", "also write the rows as CSV to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	o.workload = *workload
+	if _, err := bench.WorkloadByName(o.workload); err != nil {
+		return o, err
+	}
+	for _, name := range splitList(*lockList) {
+		if _, err := bench.Lock(name); err != nil {
+			return o, err
+		}
+		o.locks = append(o.locks, name)
+	}
+	if len(o.locks) == 0 {
+		return o, errors.New("-locks is empty")
+	}
+	for _, f := range splitList(*ocList) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) {
+			return o, fmt.Errorf("-oc: %q is not a positive number", f)
+		}
+		o.factors = append(o.factors, v)
+	}
+	if len(o.factors) == 0 {
+		return o, errors.New("-oc is empty")
+	}
+	for _, f := range splitList(*cpuList) {
+		c, err := strconv.Atoi(f)
+		if err != nil {
+			return o, fmt.Errorf("-cpus: %q is not a CPU number", f)
+		}
+		o.cpus = append(o.cpus, c)
+	}
+	switch *pin {
+	case "each":
+		o.pinning = pvlock.PinEach
+	case "float":
+		o.pinning = pvlock.PinFloat
+	default:
+		return o, fmt.Errorf("-pin: %q is neither each nor float", *pin)
+	}
+	if o.runs < 1 {
+		return o, fmt.Errorf("-runs must be at least 1, got %d", o.runs)
+	}
+	if o.duration <= 0 {
+		return o, fmt.Errorf("-duration must be positive, got %v", o.duration)
+	}
+	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cpus := o.cpus
+	if cpus == nil {
+		if cpus, err = pvlock.HostCPUs(); err != nil {
+			return err
+		}
+	}
+	wl, _ := bench.WorkloadByName(o.workload)
+	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s, GOMAXPROCS raised per VM\n",
+		o.workload, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
+	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
+
+	var rows []bench.Row
+	for _, oc := range o.factors {
+		for _, lock := range o.locks {
+			row, err := bench.Measure(ctx, bench.Spec{
+				Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
+				Pinning: o.pinning, Runs: o.runs, Duration: o.duration,
+			})
+			if err != nil {
+				return fmt.Errorf("%s at %gx: %w", lock, oc, err)
+			}
+			fmt.Fprintf(stderr, "  %-14s %4gx  %12.0f %s/s  (stdev %.0f)\n", lock, oc, row.OpsPerSec, wl.Unit, row.Stdev)
+			rows = append(rows, row)
+		}
+	}
+	fmt.Fprintf(stdout, "\n%s throughput, %s/s (higher is better):\n\n", o.workload, wl.Unit)
+	if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput):\n\n", wl.Unit)
+	if err := bench.WriteMatrix(stdout, rows); err != nil {
+		return err
+	}
+	if o.jsonPath != "" {
+		if err := writeFile(o.jsonPath, rows, bench.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if o.csvPath != "" {
+		if err := writeFile(o.csvPath, rows, bench.WriteCSV); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(path string, rows []bench.Row, write func(io.Writer, []bench.Row) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(f, rows); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

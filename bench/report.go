@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+)
+
+// Improvement returns the percentage by which patched beats base
+// ((patched-base)/base·100), as the PV ticketlock thread reports it.
+func Improvement(base, patched float64) float64 {
+	if base == 0 {
+		return math.Inf(1)
+	}
+	return (patched - base) / base * 100
+}
+
+// find returns the row of lock at overcommit oc.
+func find(rows []Row, lock string, oc float64) (Row, bool) {
+	for _, r := range rows {
+		if r.Lock == lock && r.Overcommit == oc {
+			return r, true
+		}
+	}
+	return Row{}, false
+}
+
+func factors(rows []Row) []float64 {
+	var out []float64
+	seen := map[float64]bool{}
+	for _, r := range rows {
+		if !seen[r.Overcommit] {
+			seen[r.Overcommit] = true
+			out = append(out, r.Overcommit)
+		}
+	}
+	return out
+}
+
+func lockOrder(rows []Row) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range rows {
+		if !seen[r.Lock] {
+			seen[r.Lock] = true
+			out = append(out, r.Lock)
+		}
+	}
+	return out
+}
+
+// WriteSeedTable writes the PV ticketlock thread's table for one pair of
+// locks: base and patched throughput with their standard deviations and
+// the improvement, one line per overcommit factor.
+func WriteSeedTable(w io.Writer, rows []Row, base, patched string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "overcommit\t%s\tstdev\t%s\tstdev\t%%improvement\t\n", base, patched)
+	for _, oc := range factors(rows) {
+		b, ok1 := find(rows, base, oc)
+		p, ok2 := find(rows, patched, oc)
+		if !ok1 || !ok2 {
+			continue
+		}
+		fmt.Fprintf(tw, "%gx\t%.0f\t%.0f\t%.0f\t%.0f\t%+.1f\t\n", oc, b.OpsPerSec, b.Stdev, p.OpsPerSec, p.Stdev,
+			Improvement(b.OpsPerSec, p.OpsPerSec))
+	}
+	return tw.Flush()
+}
+
+// WriteMatrix writes every row: throughput, stdev, its share of the same
+// lock's 1x throughput, halts and kicks per 1000 operations, steal and
+// fairness.
+func WriteMatrix(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "lock\tovercommit\tvCPUs\tops/s\tstdev\tvs 1x\thalts/1k\tkicks/1k\tsteal%%\tmax/min\t\n")
+	for _, lock := range lockOrder(rows) {
+		one, hasOne := find(rows, lock, 1)
+		for _, oc := range factors(rows) {
+			r, ok := find(rows, lock, oc)
+			if !ok {
+				continue
+			}
+			rel := "-"
+			if hasOne && one.OpsPerSec > 0 {
+				rel = fmt.Sprintf("%.0f%%", 100*r.OpsPerSec/one.OpsPerSec)
+			}
+			fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.1f\t%.2f\t\n", lock, oc, r.VCPUs,
+				r.OpsPerSec, r.Stdev, rel, r.Halts, r.Kicks, r.StealPct, r.Fairness)
+		}
+	}
+	return tw.Flush()
+}
+
+// WriteJSON writes rows as a JSON array.
+func WriteJSON(w io.Writer, rows []Row) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}
+
+// WriteCSV writes rows as CSV with a header line.
+func WriteCSV(w io.Writer, rows []Row) error {
+	fmt.Fprintln(w, "workload,lock,overcommit,vcpus,pcpus,runs,ops_per_sec,stdev,halts,kicks,steal_pct,fairness_max_min")
+	for _, r := range rows {
+		_, err := fmt.Fprintf(w, "%s,%s,%g,%d,%d,%d,%.1f,%.1f,%.4f,%.4f,%.2f,%.3f\n",
+			csvField(r.Workload), csvField(r.Lock), r.Overcommit, r.VCPUs, r.PCPUs, r.Runs,
+			r.OpsPerSec, r.Stdev, r.Halts, r.Kicks, r.StealPct, r.Fairness)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func csvField(s string) string {
+	if strings.ContainsAny(s, ",\"\n") {
+		return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	}
+	return s
+}

@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// Workload is something vCPUs do with a lock. An Instance is set up once
+// per run and shared by the run's vCPUs.
+type Workload struct {
+	// Name is the workload's name in tables and benchmark names.
+	Name string
+	// Doc says what the workload stresses and why.
+	Doc string
+	// Unit names one operation in reports ("ops", "records").
+	Unit string
+	// Setup prepares a run of nvcpu vCPUs around lock.
+	Setup func(lock sync.Locker, nvcpu int, p Params) Instance
+}
+
+// Instance is one prepared run of a workload.
+type Instance interface {
+	// Op performs one operation on vCPU v; it is called in a loop.
+	Op(v *pvlock.VCPU)
+}
+
+// Params tune workloads; zero fields take the workload's defaults.
+type Params struct {
+	// CriticalWork and OutsideWork are the CPU time of the busy work
+	// lockloop does inside and outside its critical section.
+	CriticalWork, OutsideWork time.Duration
+}
+
+var workloads = map[string]Workload{}
+
+// RegisterWorkload adds a workload to the lab.
+func RegisterWorkload(w Workload) {
+	if _, dup := workloads[w.Name]; dup {
+		panic("bench: workload " + w.Name + " registered twice")
+	}
+	workloads[w.Name] = w
+}
+
+// WorkloadByName returns the named workload.
+func WorkloadByName(name string) (Workload, error) {
+	w, ok := workloads[name]
+	if !ok {
+		return Workload{}, fmt.Errorf("bench: unknown workload %q (known: %v)", name, WorkloadNames())
+	}
+	return w, nil
+}
+
+// WorkloadNames lists the registered workloads, sorted.
+func WorkloadNames() []string {
+	names := make([]string, 0, len(workloads))
+	for n := range workloads {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Default lockloop lengths: a short critical section and twenty times as
+// much work outside it, so that two CPUs contend often but not always.
+const (
+	DefaultCriticalWork = 500 * time.Nanosecond
+	DefaultOutsideWork  = 10 * time.Microsecond
+)
+
+// busy does n units of work the compiler cannot remove and returns a
+// value derived from it.
+func busy(seed uint64, n int) uint64 {
+	x := seed | 1
+	for i := 0; i < n; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	return x
+}
+
+var unitCost struct {
+	once sync.Once
+	ns   float64
+}
+
+// WorkUnits converts a CPU time into units of busy work on this machine,
+// measured once (the fastest of a few rounds, the least disturbed).
+func WorkUnits(d time.Duration) int {
+	unitCost.once.Do(func() {
+		const n = 200000
+		best := time.Duration(1 << 62)
+		for i := 0; i < 5; i++ {
+			start := time.Now()
+			busy(uint64(i), n)
+			best = min(best, time.Since(start))
+		}
+		unitCost.ns = max(float64(best.Nanoseconds())/n, 0.01)
+	})
+	return int(float64(d.Nanoseconds())/unitCost.ns + 0.5)
+}
+
+type lockloop struct {
+	lock   sync.Locker
+	cs, nc int
+	shared uint64 // updated only under the lock
+	_      [56]byte
+}
+
+func (l *lockloop) Op(v *pvlock.VCPU) {
+	l.lock.Lock()
+	l.shared = busy(l.shared, l.cs)
+	l.lock.Unlock()
+	busy(uint64(v.Index()), l.nc)
+}
+
+func init() {
+	RegisterWorkload(Workload{
+		Name: "lockloop",
+		Doc: "Each vCPU takes the lock, does a short critical section on shared state, " +
+			"releases it and does twenty times as much work outside. It isolates the " +
+			"lock's hand-off cost and shows lock-waiter preemption directly: with more " +
+			"vCPUs than CPUs, a FIFO lock handed to a descheduled vCPU stalls everyone.",
+		Unit: "ops",
+		Setup: func(lock sync.Locker, nvcpu int, p Params) Instance {
+			if p.CriticalWork == 0 {
+				p.CriticalWork = DefaultCriticalWork
+			}
+			if p.OutsideWork == 0 {
+				p.OutsideWork = DefaultOutsideWork
+			}
+			return &lockloop{lock: lock, cs: WorkUnits(p.CriticalWork), nc: WorkUnits(p.OutsideWork)}
+		},
+	})
+}
+
+// runInstance runs inst on vm for d and returns the operations done by
+// each vCPU and the time from the start of the vCPUs until the last one
+// noticed the end (a vCPU stuck waiting for a lock is waited for).
+func runInstance(ctx context.Context, vm *pvlock.VM, inst Instance, d time.Duration) ([]uint64, time.Duration, error) {
+	vcpus := vm.VCPUs()
+	counts := make([]paddedCount, len(vcpus))
+	var stop atomic.Bool
+	var started atomic.Int64
+	err := vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		if started.CompareAndSwap(0, time.Now().UnixNano()) {
+			time.AfterFunc(d, func() { stop.Store(true) })
+		}
+		c := &counts[v.Index()]
+		for !stop.Load() && ctx.Err() == nil {
+			inst.Op(v)
+			c.n++
+		}
+		return nil
+	})
+	elapsed := time.Duration(time.Now().UnixNano() - started.Load())
+	out := make([]uint64, len(counts))
+	for i := range counts {
+		out[i] = counts[i].n
+	}
+	return out, elapsed, err
+}
+
+type paddedCount struct {
+	n uint64
+	_ [120]byte
+}

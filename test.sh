@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# pvlock's test command: installs what the tests need when it is missing
+# (Debian packages: spin for the model checks, prometheus for the scrape
+# test), then runs vet, a gofmt check and the race-enabled test suite.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+need=()
+command -v spin >/dev/null 2>&1 || need+=(spin)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+command -v gcc >/dev/null 2>&1 || need+=(gcc)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+		apt-get update -qq
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+	else
+		echo "test.sh: missing ${need[*]}; install them (Debian: apt-get install ${need[*]})" >&2
+	fi
+fi
+
+go vet ./...
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change: $unformatted" >&2
+	exit 1
+fi
+go test -race -count=1 -timeout 15m ./...
