@@ -29,8 +29,9 @@ const MaxWaiters = 1<<31 - 1
 type Lock struct {
 	_         noCopy
 	word      atomic.Uint64
-	mode      uint32 // modePV or modeNative; fixed before first use
-	threshold uint32 // spins before a PV halt; 0 means the default
+	waking    atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
+	mode      uint32        // modePV or modeNative; fixed before first use
+	threshold uint32        // spins before a PV halt; 0 means the default
 }
 
 // Option configures a Lock made by New.
@@ -178,11 +179,19 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 	pv := l.mode == modePV
 	for {
 		for i := l.spinThreshold(); i > 0; i-- {
-			if uint32(l.word.Load()) == ticket {
+			head := uint32(l.word.Load())
+			if head == ticket {
 				if pvlock.StatsEnabled() {
 					st.IncHint(ticket, evAcquiredSlow)
 				}
 				return
+			}
+			if pv && l.waking.Load() == head|1 {
+				// The ticket being served belongs to a waiter that was
+				// halted and has only been kicked: it is not running yet,
+				// so spinning now only delays it. Halt at once.
+				st.IncHint(ticket, evHaltEarly)
+				break
 			}
 			relax.Pause(1)
 		}
@@ -258,6 +267,9 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// next ticket, if it halted. If it has not, it is still spinning and
 	// will see head on its own, or its re-check after flagging will.
 	if found, _ := waiters.Kick(l.key(), uint64(next)); found {
+		// Tell spinners that the new head's holder is waking up, not
+		// running: they halt instead of spinning through its wake-up.
+		l.waking.Store(next | 1)
 		st.Inc(-1, evReleasedSlowKicked)
 	}
 }

@@ -15,6 +15,7 @@ const (
 	evLostWakeups               // timed out although our ticket was being served
 	evReleasedSlow              // unlocks that found the slowpath flag
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
+	evHaltEarly                 // waiters that halted before the threshold: the head was waking
 )
 
 // Event names, as reported by Stats snapshots.
@@ -29,11 +30,12 @@ const (
 	LostWakeups        = "lost_wakeups"
 	ReleasedSlow       = "released_slow"
 	ReleasedSlowKicked = "released_slow_kicked"
+	HaltEarly          = "halt_early"
 )
 
 var eventNames = []string{
 	AcquiredFast, AcquiredSlow, TakenSlow, TakenSlowPickup, Halts,
-	SpuriousWakeups, HaltTimeouts, LostWakeups, ReleasedSlow, ReleasedSlowKicked,
+	SpuriousWakeups, HaltTimeouts, LostWakeups, ReleasedSlow, ReleasedSlowKicked, HaltEarly,
 }
 
 var (
