@@ -110,7 +110,10 @@ func NewVM(cfg Config) (*VM, error) {
 	}
 	vm := &VM{name: name, cpus: cpus, pinning: cfg.Pinning}
 	for i := 0; i < cfg.VCPUs; i++ {
-		v := &VCPU{vm: vm, index: i, id: -1, cpu: -1, waiter: kick.NewWaiter(kick.Futex)}
+		v := &VCPU{vm: vm, index: i, id: -1, cpu: -1}
+		// Created here rather than on the first run, so that observers
+		// (such as a metrics scrape) may read it while the VM starts.
+		v.waiter = kick.NewWaiter(kick.Futex)
 		v.waiter.Owner = v
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[i%len(cpus)]
@@ -285,7 +288,8 @@ func (v *VCPU) CPU() int { return v.cpu }
 // TID returns the vCPU's OS thread ID while it runs, or 0.
 func (v *VCPU) TID() int { return int(v.tid.Load()) }
 
-// Waiter returns the vCPU's halt/kick slot.
+// Waiter returns the vCPU's halt/kick slot. It exists from NewVM on and is
+// kept across runs, so its Counters are the vCPU's lifetime counts.
 func (v *VCPU) Waiter() *kick.Waiter { return v.waiter }
 
 func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, ready, done *sync.WaitGroup, fail func(error)) {

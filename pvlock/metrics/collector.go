@@ -1,0 +1,273 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+const namespace = "pvlock"
+
+var lockLabels = []string{"lock", "mode"}
+
+// lockMetric is a counter derived from a lock's events. sources are the
+// alternative event sets it can be made from, in order of preference: the
+// first set of which the lock defines at least one event is used, and the
+// events of that set the lock defines are added up.
+type lockMetric struct {
+	desc    *prometheus.Desc
+	sources [][]string
+}
+
+func newLockMetric(name, help string, sources ...[]string) lockMetric {
+	return lockMetric{
+		desc:    prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, lockLabels, nil),
+		sources: sources,
+	}
+}
+
+// lockMetrics are the named lock metrics; see the package doc for the
+// table of sources.
+var lockMetrics = []lockMetric{
+	newLockMetric("halts_total",
+		"Waiters that halted (went to sleep until kicked) instead of spinning on.",
+		[]string{"halts"}),
+	newLockMetric("kicks_total",
+		"Kicks sent by unlockers to halted waiters.",
+		[]string{"released_slow_kicked"}, []string{"pv_kick_unlock"}),
+	newLockMetric("spurious_wakeups_total",
+		"Halts that ended without a kick.",
+		[]string{"spurious_wakeups"}, []string{"pv_spurious_wakeup"}),
+	newLockMetric("halt_timeouts_total",
+		"Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).",
+		[]string{"halt_timeouts"}),
+	newLockMetric("lost_wakeups_total",
+		"Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.",
+		[]string{"lost_wakeups"}),
+	newLockMetric("slowpath_entries_total",
+		"Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).",
+		[]string{"taken_slow"}, []string{"lock_slowpath"}),
+	newLockMetric("slowpath_pickups_total",
+		"Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup).",
+		[]string{"taken_slow_pickup"}),
+	newLockMetric("slow_releases_total",
+		"Unlocks that found the slow-path flag set (released_slow).",
+		[]string{"released_slow"}),
+	newLockMetric("slow_releases_kicked_total",
+		"Slow unlocks that kicked a halted waiter (released_slow_kicked).",
+		[]string{"released_slow_kicked"}),
+	newLockMetric("acquisitions_total",
+		"Lock acquisitions (counted only while pvlock.StatsEnabled).",
+		[]string{"acquisitions"}, []string{"acquired_fast", "acquired_slow"}),
+}
+
+var (
+	qspinEventsDesc = prometheus.NewDesc("pvlock_qspin_events_total",
+		"Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.",
+		[]string{"lock", "mode", "event"}, nil)
+	lockEventsDesc = prometheus.NewDesc("pvlock_lock_events_total",
+		"Events of locks other than qspin that no other pvlock metric exports.",
+		[]string{"lock", "mode", "event"}, nil)
+	haltDurationDesc = prometheus.NewDesc("pvlock_halt_duration_seconds",
+		"How long halted waiters slept, in log2-spaced buckets.",
+		lockLabels, nil)
+
+	vcpuLabels    = []string{"vm", "vcpu"}
+	vcpuStealDesc = prometheus.NewDesc("pvlock_vcpu_steal_seconds_total",
+		"Time the vCPU thread was runnable but waiting for a CPU, during the VM's current or last run.",
+		vcpuLabels, nil)
+	vcpuHaltsDesc = prometheus.NewDesc("pvlock_vcpu_halts_total",
+		"Halts of the vCPU, including those that returned at once because the kick came first.",
+		vcpuLabels, nil)
+	vcpuKicksDesc = prometheus.NewDesc("pvlock_vcpu_kicks_received_total",
+		"Kicks delivered to the vCPU.",
+		vcpuLabels, nil)
+	vcpuHaltedDesc = prometheus.NewDesc("pvlock_vcpu_halted_seconds_total",
+		"Time the vCPU spent halted.",
+		vcpuLabels, nil)
+)
+
+// minBucketExp is the exponent of the smallest histogram bound (2^10 ns,
+// about 1 µs): a halt is a futex sleep and never shorter, so the finer
+// buckets of LockStats are folded into it.
+const minBucketExp = 10
+
+// Options configure a Collector.
+type Options struct {
+	// Stats lists the lock statistics to export; nil means
+	// pvlock.AllLockStats, which includes every lock kind created later.
+	Stats func() []*pvlock.LockStats
+}
+
+// Collector is a prometheus.Collector for pvlock statistics. It holds no
+// counters of its own: every Collect reads the current lock statistics and
+// vCPU counters. Its methods are safe for concurrent use.
+type Collector struct {
+	stats func() []*pvlock.LockStats
+
+	mu  sync.Mutex
+	vms []*pvlock.VM
+}
+
+// NewCollector returns a Collector configured by opts. It exports no vCPU
+// metrics until VMs are added with AddVM.
+func NewCollector(opts Options) *Collector {
+	c := &Collector{stats: opts.Stats}
+	if c.stats == nil {
+		c.stats = pvlock.AllLockStats
+	}
+	return c
+}
+
+// AddVM makes the Collector export the vCPUs of vm. VM names label the
+// series, so two VMs with the same name cannot both be added.
+func (c *Collector) AddVM(vm *pvlock.VM) error {
+	if vm == nil {
+		return errors.New("metrics: AddVM of a nil VM")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, old := range c.vms {
+		if old == vm {
+			return fmt.Errorf("metrics: VM %s is already added", vm.Name())
+		}
+		if old.Name() == vm.Name() {
+			return fmt.Errorf("metrics: another VM named %s is already added; VM names label the vCPU metrics and must be unique", vm.Name())
+		}
+	}
+	c.vms = append(c.vms, vm)
+	return nil
+}
+
+// RemoveVM stops exporting the vCPUs of vm and reports whether it had been
+// added.
+func (c *Collector) RemoveVM(vm *pvlock.VM) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := slices.Index(c.vms, vm)
+	if i < 0 {
+		return false
+	}
+	c.vms = slices.Delete(c.vms, i, i+1)
+	return true
+}
+
+// Describe sends the descriptors of every metric the Collector can export.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, m := range lockMetrics {
+		ch <- m.desc
+	}
+	for _, d := range []*prometheus.Desc{
+		qspinEventsDesc, lockEventsDesc, haltDurationDesc,
+		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc,
+	} {
+		ch <- d
+	}
+}
+
+// Collect reads the statistics and sends them as constant metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.stats() {
+		collectLock(ch, s.Snapshot())
+	}
+	c.mu.Lock()
+	vms := slices.Clone(c.vms)
+	c.mu.Unlock()
+	for _, vm := range vms {
+		collectVM(ch, vm)
+	}
+}
+
+// collectLock sends the metrics of one lock kind and mode.
+func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
+	used := make(map[string]bool, len(snap.Events))
+	for _, m := range lockMetrics {
+		sum, ok := m.value(snap.Events, used)
+		if ok {
+			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(sum), snap.Kind, snap.Mode)
+		}
+	}
+	rest := make([]string, 0, len(snap.Events))
+	for ev := range snap.Events {
+		if !used[ev] {
+			rest = append(rest, ev)
+		}
+	}
+	slices.Sort(rest)
+	desc := lockEventsDesc
+	if snap.Kind == "qspin" {
+		desc = qspinEventsDesc
+	}
+	for _, ev := range rest {
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(snap.Events[ev]), snap.Kind, snap.Mode, ev)
+	}
+	count, sum, buckets := haltHistogram(snap)
+	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode)
+}
+
+// value derives the metric from a lock's events and marks the events it
+// used; ok is false if the lock defines none of its sources.
+func (m lockMetric) value(events map[string]uint64, used map[string]bool) (sum uint64, ok bool) {
+	for _, src := range m.sources {
+		for _, ev := range src {
+			if n, has := events[ev]; has {
+				sum += n
+				used[ev] = true
+				ok = true
+			}
+		}
+		if ok {
+			return sum, true
+		}
+	}
+	return 0, false
+}
+
+// haltHistogram turns a LockStats log2 histogram (bucket i counts halts of
+// [2^(i-1), 2^i) ns) into Prometheus cumulative buckets keyed by their upper
+// bound in seconds. The last LockStats bucket has no upper bound and is
+// counted only in +Inf (the count).
+func haltHistogram(snap pvlock.Snapshot) (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, pvlock.HistBuckets-minBucketExp)
+	for i, n := range snap.Blocked {
+		count += n
+		if i >= minBucketExp && i < pvlock.HistBuckets-1 {
+			buckets[float64(uint64(1)<<i)/1e9] = count
+		}
+	}
+	return count, float64(snap.BlockedNanos) / 1e9, buckets
+}
+
+// collectVM sends the metrics of every vCPU of vm.
+func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
+	for _, v := range vm.VCPUs() {
+		labels := []string{vm.Name(), strconv.Itoa(v.Index())}
+		ch <- prometheus.MustNewConstMetric(vcpuStealDesc, prometheus.CounterValue, v.Steal().Seconds(), labels...)
+		w := v.Waiter().Counters()
+		ch <- prometheus.MustNewConstMetric(vcpuHaltsDesc, prometheus.CounterValue, float64(w.Halts+w.EarlyKicks), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuKicksDesc, prometheus.CounterValue, float64(w.KicksReceived), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuHaltedDesc, prometheus.CounterValue, float64(w.HaltedNanos)/1e9, labels...)
+	}
+}
+
+// NewRegistry returns a fresh registry holding c and the standard Go
+// runtime and process collectors: what a program that serves only pvlock
+// metrics needs. It panics only if c is nil.
+func NewRegistry(c *Collector) *prometheus.Registry {
+	if c == nil {
+		panic("metrics: NewRegistry of a nil Collector")
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		c,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	return reg
+}

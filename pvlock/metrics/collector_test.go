@@ -1,0 +1,319 @@
+package metrics
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/ticket"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The mode "metricstest" keeps these statistics apart from the real locks
+// of the same kinds.
+var (
+	ticketEvents = []string{
+		"acquired_fast", "acquired_slow", "taken_slow", "taken_slow_pickup", "halts",
+		"spurious_wakeups", "halt_timeouts", "lost_wakeups", "released_slow", "released_slow_kicked",
+	}
+	qspinEvents = []string{
+		"pv_wait_node", "pv_wait_head", "pv_wait_again", "pv_wait_early", "pv_kick_unlock",
+		"pv_kick_wake", "pv_spurious_wakeup", "pv_hash_hops", "pv_lock_stealing", "lock_pending",
+		"lock_slowpath", "halts", "halt_timeouts", "lost_wakeups", "acquisitions",
+	}
+	tasEvents = []string{"acquisitions", "spins_wasted"}
+
+	ticketTest = pvlock.NewLockStats("ticket", "metricstest", ticketEvents)
+	qspinTest  = pvlock.NewLockStats("qspin", "metricstest", qspinEvents)
+	tasTest    = pvlock.NewLockStats("tas", "metricstest", tasEvents)
+)
+
+// set makes the events of s equal to counts, spreading each count over a
+// few slots (vCPUs and the shared stripes) so that summing is exercised.
+func set(s *pvlock.LockStats, counts map[string]uint64) {
+	s.Reset()
+	slots := []int{0, 1, pvlock.MaxVCPUs - 1, -1}
+	for i, ev := range s.Events() {
+		n := counts[ev]
+		for j := uint64(0); j < n; j++ {
+			s.Inc(slots[(i+int(j))%len(slots)], i)
+		}
+	}
+}
+
+func only(stats ...*pvlock.LockStats) Options {
+	return Options{Stats: func() []*pvlock.LockStats { return stats }}
+}
+
+// TestTicketMetrics checks every metric of a ticket-style lock, including
+// the conversion of the log2 halt histogram.
+func TestTicketMetrics(t *testing.T) {
+	set(ticketTest, map[string]uint64{
+		"acquired_fast": 7, "acquired_slow": 3, "taken_slow": 5, "taken_slow_pickup": 1, "halts": 4,
+		"spurious_wakeups": 1, "halt_timeouts": 2, "lost_wakeups": 1, "released_slow": 6, "released_slow_kicked": 3,
+	})
+	// 5 ns folds into the first bucket; 1 ms (2^20 ns) is the lower edge of
+	// [2^20, 2^21); 2 s is beyond the last bound and only counts in +Inf.
+	for i, ns := range []uint64{5, 1500, 3000, 1 << 20, 2e9} {
+		ticketTest.ObserveBlocked(i-1, ns)
+	}
+	const want = `
+# HELP pvlock_acquisitions_total Lock acquisitions (counted only while pvlock.StatsEnabled).
+# TYPE pvlock_acquisitions_total counter
+pvlock_acquisitions_total{lock="ticket",mode="metricstest"} 10
+# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
+# TYPE pvlock_halt_timeouts_total counter
+pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2
+# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
+# TYPE pvlock_halts_total counter
+pvlock_halts_total{lock="ticket",mode="metricstest"} 4
+# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters.
+# TYPE pvlock_kicks_total counter
+pvlock_kicks_total{lock="ticket",mode="metricstest"} 3
+# HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.
+# TYPE pvlock_lost_wakeups_total counter
+pvlock_lost_wakeups_total{lock="ticket",mode="metricstest"} 1
+# HELP pvlock_slow_releases_kicked_total Slow unlocks that kicked a halted waiter (released_slow_kicked).
+# TYPE pvlock_slow_releases_kicked_total counter
+pvlock_slow_releases_kicked_total{lock="ticket",mode="metricstest"} 3
+# HELP pvlock_slow_releases_total Unlocks that found the slow-path flag set (released_slow).
+# TYPE pvlock_slow_releases_total counter
+pvlock_slow_releases_total{lock="ticket",mode="metricstest"} 6
+# HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).
+# TYPE pvlock_slowpath_entries_total counter
+pvlock_slowpath_entries_total{lock="ticket",mode="metricstest"} 5
+# HELP pvlock_slowpath_pickups_total Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup).
+# TYPE pvlock_slowpath_pickups_total counter
+pvlock_slowpath_pickups_total{lock="ticket",mode="metricstest"} 1
+# HELP pvlock_spurious_wakeups_total Halts that ended without a kick.
+# TYPE pvlock_spurious_wakeups_total counter
+pvlock_spurious_wakeups_total{lock="ticket",mode="metricstest"} 1
+# HELP pvlock_halt_duration_seconds How long halted waiters slept, in log2-spaced buckets.
+# TYPE pvlock_halt_duration_seconds histogram
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.024e-06"} 1
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="2.048e-06"} 2
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="4.096e-06"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="8.192e-06"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.6384e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="3.2768e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="6.5536e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000131072"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000262144"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000524288"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.001048576"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.002097152"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.004194304"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.008388608"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.016777216"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.033554432"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.067108864"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.134217728"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.268435456"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.536870912"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.073741824"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="+Inf"} 5
+pvlock_halt_duration_seconds_sum{lock="ticket",mode="metricstest"} 2.001053081
+pvlock_halt_duration_seconds_count{lock="ticket",mode="metricstest"} 5
+`
+	if err := testutil.CollectAndCompare(NewCollector(only(ticketTest)), strings.NewReader(want)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestQspinAndOtherKinds checks that the named metrics are found by event
+// name for any kind, that the other qspin events keep their kernel names
+// and that no event of an unknown kind is dropped.
+func TestQspinAndOtherKinds(t *testing.T) {
+	counts := map[string]uint64{}
+	for i, ev := range qspinEvents {
+		counts[ev] = uint64(i + 1)
+	}
+	set(qspinTest, counts)
+	set(tasTest, map[string]uint64{"acquisitions": 9, "spins_wasted": 11})
+	c := NewCollector(only(qspinTest, tasTest))
+	const want = `
+# HELP pvlock_acquisitions_total Lock acquisitions (counted only while pvlock.StatsEnabled).
+# TYPE pvlock_acquisitions_total counter
+pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15
+pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9
+# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
+# TYPE pvlock_halt_timeouts_total counter
+pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13
+# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
+# TYPE pvlock_halts_total counter
+pvlock_halts_total{lock="qspin",mode="metricstest"} 12
+# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters.
+# TYPE pvlock_kicks_total counter
+pvlock_kicks_total{lock="qspin",mode="metricstest"} 5
+# HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.
+# TYPE pvlock_lost_wakeups_total counter
+pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14
+# HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).
+# TYPE pvlock_slowpath_entries_total counter
+pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11
+# HELP pvlock_spurious_wakeups_total Halts that ended without a kick.
+# TYPE pvlock_spurious_wakeups_total counter
+pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7
+# HELP pvlock_qspin_events_total Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.
+# TYPE pvlock_qspin_events_total counter
+pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10
+pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8
+pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6
+pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9
+pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3
+pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4
+pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2
+pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1
+# HELP pvlock_lock_events_total Events of locks other than qspin that no other pvlock metric exports.
+# TYPE pvlock_lock_events_total counter
+pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11
+`
+	var names []string
+	for _, m := range lockMetrics {
+		names = append(names, metricName(m.desc))
+	}
+	names = append(names, "pvlock_qspin_events_total", "pvlock_lock_events_total")
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
+		t.Fatal(err)
+	}
+	// One (empty) histogram per lock kind and mode.
+	if n := testutil.CollectAndCount(c, "pvlock_halt_duration_seconds"); n != 2 {
+		t.Fatalf("%d halt histograms, want 2", n)
+	}
+}
+
+// metricName extracts the fully-qualified name from a Desc.
+func metricName(d *prometheus.Desc) string {
+	s := d.String()
+	_, s, _ = strings.Cut(s, `fqName: "`)
+	name, _, _ := strings.Cut(s, `"`)
+	return name
+}
+
+// TestRealLocksFullyMapped checks that every event of the ticket lock has a
+// named metric, so none falls through to pvlock_lock_events_total, and that
+// every registered lock kind gets its histogram.
+func TestRealLocksFullyMapped(t *testing.T) {
+	c := NewCollector(only(ticket.Stats(true), ticket.Stats(false)))
+	if n := testutil.CollectAndCount(c, "pvlock_lock_events_total"); n != 0 {
+		t.Fatalf("%d ticket events have no named metric", n)
+	}
+	if n := testutil.CollectAndCount(c, "pvlock_slowpath_pickups_total"); n != 2 {
+		t.Fatalf("%d pickup series for the two ticket modes, want 2", n)
+	}
+	all := pvlock.AllLockStats()
+	if n := testutil.CollectAndCount(NewCollector(Options{}), "pvlock_halt_duration_seconds"); n != len(all) {
+		t.Fatalf("%d halt histograms for %d LockStats", n, len(all))
+	}
+}
+
+func TestLint(t *testing.T) {
+	set(ticketTest, map[string]uint64{"halts": 1})
+	set(qspinTest, map[string]uint64{"pv_wait_node": 1})
+	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewCollector(Options{})
+	if err := c.AddVM(vm); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	reg := NewRegistry(c)
+	problems, err = testutil.GatherAndLint(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint of the registry: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestAddRemoveVM(t *testing.T) {
+	c := NewCollector(only())
+	if err := c.AddVM(nil); err == nil {
+		t.Fatal("AddVM(nil) accepted")
+	}
+	a, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pvlock.NewVM(pvlock.Config{Name: "b", VCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vm := range []*pvlock.VM{a, b} {
+		if err := c.AddVM(vm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.AddVM(a); err == nil || !strings.Contains(err.Error(), "already added") {
+		t.Fatalf("second AddVM of the same VM: %v", err)
+	}
+	if err := c.AddVM(a2); err == nil || !strings.Contains(err.Error(), "named a") {
+		t.Fatalf("AddVM of a VM with a taken name: %v", err)
+	}
+	if n := testutil.CollectAndCount(c, "pvlock_vcpu_halts_total"); n != 5 {
+		t.Fatalf("%d vCPU series for 3+2 vCPUs", n)
+	}
+	if !c.RemoveVM(a) || c.RemoveVM(a) {
+		t.Fatal("RemoveVM did not report the first removal only")
+	}
+	if n := testutil.CollectAndCount(c, "pvlock_vcpu_steal_seconds_total"); n != 2 {
+		t.Fatalf("%d vCPU series after removing a, want 2", n)
+	}
+	// The name is free again.
+	if err := c.AddVM(a2); err != nil {
+		t.Fatal(err)
+	}
+	const want = `
+# HELP pvlock_vcpu_kicks_received_total Kicks delivered to the vCPU.
+# TYPE pvlock_vcpu_kicks_received_total counter
+pvlock_vcpu_kicks_received_total{vcpu="0",vm="a"} 0
+pvlock_vcpu_kicks_received_total{vcpu="0",vm="b"} 0
+pvlock_vcpu_kicks_received_total{vcpu="1",vm="b"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "pvlock_vcpu_kicks_received_total"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRegistry(t *testing.T) {
+	reg := NewRegistry(NewCollector(only(ticketTest)))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, mf := range mfs {
+		names = append(names, mf.GetName())
+	}
+	for _, want := range []string{"pvlock_halts_total", "go_goroutines", "process_cpu_seconds_total"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("registry lacks %s", want)
+		}
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("NewRegistry(nil) did not panic")
+			}
+		}()
+		NewRegistry(nil)
+	}()
+}

@@ -1,0 +1,82 @@
+// Package metrics exports pvlock's halt/kick statistics to Prometheus.
+//
+// Locks count their events in pvlock.LockStats (padded per-vCPU counters)
+// and vCPUs count their halts and kicks in their kick.Waiter. Nothing on a
+// lock path calls client_golang: a Collector reads those counters when
+// Prometheus scrapes and sends them as constant metrics. Importing this
+// package registers nothing; the caller decides where the Collector goes.
+//
+// The common case, a fresh registry with the pvlock, Go runtime and process
+// metrics, served over HTTP:
+//
+//	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 4})
+//	if err != nil { ... }
+//	c := metrics.NewCollector(metrics.Options{})
+//	if err := c.AddVM(vm); err != nil { ... }
+//	reg := metrics.NewRegistry(c)
+//	http.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+//
+// # Lock metrics
+//
+// Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
+// example the PV ticket lock) yields one series per metric below, with the
+// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv" or
+// "native"). A metric is derived from the first listed source whose events
+// the lock defines (several events of one source are added up); a lock that
+// defines none of them does not export that metric.
+//
+//	metric                              ticket source                 qspin source
+//	pvlock_halts_total                  halts                         halts
+//	pvlock_kicks_total                  released_slow_kicked          pv_kick_unlock
+//	pvlock_spurious_wakeups_total       spurious_wakeups              pv_spurious_wakeup
+//	pvlock_halt_timeouts_total          halt_timeouts                 halt_timeouts
+//	pvlock_lost_wakeups_total           lost_wakeups                  lost_wakeups
+//	pvlock_slowpath_entries_total       taken_slow                    lock_slowpath
+//	pvlock_slowpath_pickups_total       taken_slow_pickup             -
+//	pvlock_slow_releases_total          released_slow                 -
+//	pvlock_slow_releases_kicked_total   released_slow_kicked          -
+//	pvlock_acquisitions_total           acquired_fast + acquired_slow acquisitions
+//
+// The slow-path names are the kernel's PV ticketlock counters (taken_slow,
+// taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock
+// enters its slow path on any contention (the kernel's lock_slowpath), a
+// ticket lock only when a waiter is about to halt. pvlock_lost_wakeups_total
+// counts halts that hit the watchdog although the waiter's turn had come; it
+// should stay at zero.
+//
+// Every other event of a qspin lock (pv_wait_node, pv_wait_head,
+// pv_wait_again, pv_wait_early, pv_kick_wake, pv_hash_hops,
+// pv_lock_stealing, lock_pending, ...) is exported under its kernel name as
+// pvlock_qspin_events_total{lock, mode, event}. The remaining events of any
+// other kind go to pvlock_lock_events_total{lock, mode, event}, so no
+// counter a lock keeps is ever dropped.
+//
+// pvlock_halt_duration_seconds is a histogram of how long halts lasted,
+// made from the lock's log2 histogram (the kernel's histo_blocked): its
+// bucket bounds are the powers of two from 2^10 ns (about 1 µs) to 2^30 ns
+// (about 1.07 s), and its sum is the total time waiters spent halted.
+//
+// # vCPU metrics
+//
+// For every vCPU of the VMs added to the Collector, with labels vm (the VM's
+// name) and vcpu (the vCPU's index):
+//
+//	pvlock_vcpu_steal_seconds_total     time runnable but waiting for a CPU (VCPU.Steal), during the current or last run
+//	pvlock_vcpu_halts_total             halts of the vCPU's waiter, including those a kick had already ended
+//	pvlock_vcpu_kicks_received_total    kicks delivered to the vCPU's waiter
+//	pvlock_vcpu_halted_seconds_total    time the vCPU's waiter spent halted
+//
+// The halt and kick counts are kept for the vCPU's lifetime; steal time
+// restarts with every run of the VM, which Prometheus treats as a counter
+// reset. Summed over the vCPUs of all VMs, the vCPU halts and kicks equal the
+// locks' pvlock_halts_total and pvlock_kicks_total when every lock user is a
+// vCPU; halts of ordinary goroutines appear only in the lock metrics.
+//
+// # Cost
+//
+// Counting costs the locks one uncontended atomic add per event.
+// pvlock.SetStats(false) stops the per-acquisition counts; the slow-path
+// counts are always kept. A scrape sums each LockStats over all vCPU slots
+// (a few microseconds) and reads /proc/self/task/<tid>/schedstat once per
+// running vCPU for its steal time.
+package metrics
