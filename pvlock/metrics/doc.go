@@ -35,6 +35,7 @@
 //	pvlock_slowpath_pickups_total       taken_slow_pickup             -
 //	pvlock_slow_releases_total          released_slow                 -
 //	pvlock_slow_releases_kicked_total   released_slow_kicked          -
+//	pvlock_early_halts_total            halt_early                    -
 //	pvlock_acquisitions_total           acquired_fast + acquired_slow acquisitions
 //
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
