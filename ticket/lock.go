@@ -86,9 +86,6 @@ func (l *Lock) Lock() {
 	old := l.word.Add(uint64(inc)<<tailShift) - uint64(inc)<<tailShift
 	head, tail := split(old)
 	if head == tail&mask {
-		if pvlock.StatsEnabled() {
-			l.stats().IncHint(tail, evAcquiredFast)
-		}
 		return
 	}
 	l.lockSlow(tail&mask, head, inc)
@@ -104,13 +101,7 @@ func (l *Lock) TryLock() bool {
 	if head != tail&mask {
 		return false
 	}
-	if !l.word.CompareAndSwap(old, old+uint64(inc)<<tailShift) {
-		return false
-	}
-	if pvlock.StatsEnabled() {
-		l.stats().IncHint(uint32(old>>tailShift), evAcquiredFast)
-	}
-	return true
+	return l.word.CompareAndSwap(old, old+uint64(inc)<<tailShift)
 }
 
 // Unlock releases the lock. Unlocking an unlocked Lock panics, as with
@@ -133,6 +124,11 @@ func (l *Lock) Unlock() {
 	now := l.word.Add(delta)
 	if now&flagBit != 0 && l.mode == modePV {
 		l.unlockSlow(prev, inc)
+	}
+	// Acquisitions are counted here, after the release, so that the count
+	// never lengthens a critical section.
+	if pvlock.StatsEnabled() {
+		l.stats().IncHint(head, evAcquisitions)
 	}
 }
 

@@ -5,8 +5,8 @@ import "github.com/pvlock/pvlock/pvlock"
 // Event indexes of the ticket lock statistics. The slow-path names are the
 // kernel's PV ticketlock debugfs counters.
 const (
-	evAcquiredFast       = iota // taken without waiting (Lock fast path, TryLock)
-	evAcquiredSlow              // taken after waiting
+	evAcquisitions       = iota // every acquisition, counted when it is released
+	evAcquiredSlow              // taken after waiting (acquisitions - this = fast path)
 	evTakenSlow                 // entered the PV slow path (published and flagged)
 	evPickup                    // the re-check after flagging found the lock ours
 	evHalts                     // actually halted
@@ -20,7 +20,7 @@ const (
 
 // Event names, as reported by Stats snapshots.
 const (
-	AcquiredFast       = "acquired_fast"
+	Acquisitions       = "acquisitions"
 	AcquiredSlow       = "acquired_slow"
 	TakenSlow          = "taken_slow"
 	TakenSlowPickup    = "taken_slow_pickup"
@@ -34,7 +34,7 @@ const (
 )
 
 var eventNames = []string{
-	AcquiredFast, AcquiredSlow, TakenSlow, TakenSlowPickup, Halts,
+	Acquisitions, AcquiredSlow, TakenSlow, TakenSlowPickup, Halts,
 	SpuriousWakeups, HaltTimeouts, LostWakeups, ReleasedSlow, ReleasedSlowKicked, HaltEarly,
 }
 

@@ -67,7 +67,10 @@ var lockMetrics = []lockMetric{
 		[]string{"halt_early"}),
 	newLockMetric("acquisitions_total",
 		"Lock acquisitions (counted only while pvlock.StatsEnabled).",
-		[]string{"acquisitions"}, []string{"acquired_fast", "acquired_slow"}),
+		[]string{"acquisitions"}),
+	newLockMetric("contended_acquisitions_total",
+		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",
+		[]string{"acquired_slow"}),
 }
 
 var (

@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // of the same kinds.
 var (
 	ticketEvents = []string{
-		"acquired_fast", "acquired_slow", "taken_slow", "taken_slow_pickup", "halts",
+		"acquisitions", "acquired_slow", "taken_slow", "taken_slow_pickup", "halts",
 		"spurious_wakeups", "halt_timeouts", "lost_wakeups", "released_slow", "released_slow_kicked",
 	}
 	qspinEvents = []string{
@@ -54,7 +54,7 @@ func only(stats ...*pvlock.LockStats) Options {
 // the conversion of the log2 halt histogram.
 func TestTicketMetrics(t *testing.T) {
 	set(ticketTest, map[string]uint64{
-		"acquired_fast": 7, "acquired_slow": 3, "taken_slow": 5, "taken_slow_pickup": 1, "halts": 4,
+		"acquisitions": 10, "acquired_slow": 3, "taken_slow": 5, "taken_slow_pickup": 1, "halts": 4,
 		"spurious_wakeups": 1, "halt_timeouts": 2, "lost_wakeups": 1, "released_slow": 6, "released_slow_kicked": 3,
 	})
 	// 5 ns folds into the first bucket; 1 ms (2^20 ns) is the lower edge of
@@ -66,6 +66,9 @@ func TestTicketMetrics(t *testing.T) {
 # HELP pvlock_acquisitions_total Lock acquisitions (counted only while pvlock.StatsEnabled).
 # TYPE pvlock_acquisitions_total counter
 pvlock_acquisitions_total{lock="ticket",mode="metricstest"} 10
+# HELP pvlock_contended_acquisitions_total Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).
+# TYPE pvlock_contended_acquisitions_total counter
+pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest"} 3
 # HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
 pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2

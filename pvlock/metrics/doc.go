@@ -36,7 +36,8 @@
 //	pvlock_slow_releases_total          released_slow                 -
 //	pvlock_slow_releases_kicked_total   released_slow_kicked          -
 //	pvlock_early_halts_total            halt_early                    -
-//	pvlock_acquisitions_total           acquired_fast + acquired_slow acquisitions
+//	pvlock_acquisitions_total           acquisitions                  acquisitions
+//	pvlock_contended_acquisitions_total acquired_slow                 -
 //
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
 // taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock

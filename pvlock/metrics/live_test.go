@@ -268,7 +268,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		}
 	}
 	if got, want := sum(after, "pvlock_acquisitions_total", pvTicket),
-		float64(snap.Get(ticket.AcquiredFast)+snap.Get(ticket.AcquiredSlow)); got != want {
+		float64(snap.Get(ticket.Acquisitions)); got != want {
 		t.Errorf("pvlock_acquisitions_total = %v, snapshot %v", got, want)
 	}
 	delta := func(name string) float64 { return sum(after, name, pvTicket) - sum(before, name, pvTicket) }
