@@ -1,0 +1,270 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A check is one spin verification: generate the verifier from a model,
+// compile it and run it.
+type check struct {
+	name  string
+	model string   // .pml file in this directory
+	spinD []string // spin -D flags: model size, mutant switch
+	ccD   []string // gcc -D flags: the search mode
+	pan   []string // pan flags
+	// claim is the ltl formula pan must check (pan -N), if any.
+	claim string
+	// want is empty if the model must verify; otherwise the kind of error
+	// spin must report ("acceptance cycle", "assertion violated", ...).
+	want string
+}
+
+// Search modes.
+var (
+	safety   = []string{"-DSAFETY", "-DNOCLAIM"} // assertions and invalid end states
+	liveness = []string(nil)                     // an ltl claim, pan -a -f
+	progress = []string{"-DNP", "-DNOCLAIM"}     // non-progress cycles, pan -l -f
+)
+
+// depth bounds pan's DFS stack; the largest good model reaches ~620k.
+const depth = "-m2000000"
+
+func ltlCheck(name, model, claim string, spinD ...string) check {
+	return check{name: name, model: model, spinD: spinD, ccD: liveness,
+		pan: []string{"-a", "-f", "-N", claim, depth}, claim: claim}
+}
+
+// mutant derives a check that must fail from a good one: the same model,
+// size and property, plus one mutation switch.
+func mutant(good check, mut, want string) check {
+	c := derive(good, "mutant", "MUT_"+mut)
+	c.want = want
+	return c
+}
+
+// variant derives a check that must still verify: a harmless reordering.
+func variant(good check, alt string) check { return derive(good, "variant", "ALT_"+alt) }
+
+func derive(good check, kind, define string) check {
+	c := good
+	c.name = strings.TrimSuffix(good.model, ".pml") + "/" + kind + "/" + define
+	c.spinD = append(append([]string(nil), good.spinD...), "-D"+define)
+	return c
+}
+
+func checks() []check {
+	// Ticket: three vCPUs locking for ever; alldone bounds them to two
+	// rounds each.
+	tSafety := check{name: "ticket/safety", model: "ticket.pml", spinD: []string{"-DNCPU=3"},
+		ccD: safety, pan: []string{depth}}
+	tNohang := ltlCheck("ticket/nohang", "ticket.pml", "nohang", "-DNCPU=3")
+	tProgress := check{name: "ticket/progress", model: "ticket.pml", spinD: []string{"-DNCPU=3"},
+		ccD: progress, pan: []string{"-l", "-f", depth}}
+	tDone := ltlCheck("ticket/alldone", "ticket.pml", "alldone", "-DNCPU=3", "-DITER=2")
+
+	// Queued lock: three vCPUs; alldone with two rounds each is the check
+	// that catches lost wake-ups even when another vCPU keeps stealing.
+	qSafety := check{name: "qspin/safety", model: "qspin.pml", spinD: []string{"-DNCPU=3"},
+		ccD: safety, pan: []string{depth}}
+	qNohang := ltlCheck("qspin/nohang", "qspin.pml", "nohang", "-DNCPU=3")
+	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=2")
+
+	return []check{
+		tSafety, tNohang, tProgress, tDone,
+		mutant(tNohang, "NOBARRIER", "acceptance cycle"),
+		mutant(tNohang, "BLINDCLEAR", "acceptance cycle"),
+		mutant(tNohang, "KICKEARLY", "acceptance cycle"),
+		mutant(tNohang, "ARMLATE", "acceptance cycle"),
+		mutant(tNohang, "NOEXPECT", "acceptance cycle"),
+		variant(tNohang, "ARM_BEFORE_RECHECK"),
+		variant(tNohang, "FLAG_FIRST"),
+
+		qSafety, qNohang, qDone,
+		mutant(qDone, "WAITNODE_NOMB", "acceptance cycle"),
+		mutant(qDone, "SLOW_BLIND", "acceptance cycle"),
+		mutant(qDone, "KICKNODE_NOSLOW", "acceptance cycle"),
+		// the kernel BUG()s: the unlocker finds no hash entry
+		mutant(qDone, "SLOW_BEFORE_HASH", "assertion violated ((hlock==1)"),
+		// the kernel would take a second entry for one lock
+		mutant(qDone, "DOUBLEHASH", "assertion violated (hlock==0)"),
+	}
+}
+
+// tools finds spin and gcc. Without them the test skips, except under CI,
+// where the model checks are required.
+func tools(t *testing.T) (spin, gcc string) {
+	t.Helper()
+	var missing []string
+	spin, err := exec.LookPath("spin")
+	if err != nil {
+		missing = append(missing, "spin")
+	}
+	gcc, err = exec.LookPath("gcc")
+	if err != nil {
+		missing = append(missing, "gcc")
+	}
+	if len(missing) > 0 {
+		msg := fmt.Sprintf("%s not found; install the Debian packages (apt-get install spin gcc)",
+			strings.Join(missing, " and "))
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI is set and the model checks are required: %s", msg)
+		}
+		t.Skipf("skipping the spin model checks: %s", msg)
+	}
+	return spin, gcc
+}
+
+func TestSpinModels(t *testing.T) {
+	spin, gcc := tools(t)
+	for _, c := range checks() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out, err := verify(t, spin, gcc, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := judge(c, out); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if m := statesRe.FindString(out); m != "" {
+				t.Logf("%s", strings.TrimSpace(m))
+			}
+		})
+	}
+}
+
+var (
+	errorsRe = regexp.MustCompile(`errors: (\d+)`)
+	statesRe = regexp.MustCompile(`\s*\d+ states, stored.*`)
+)
+
+// judge decides from pan's report whether c's expectation holds.
+func judge(c check, out string) error {
+	m := errorsRe.FindStringSubmatch(out)
+	if m == nil {
+		return errors.New("pan printed no error count")
+	}
+	n, _ := strconv.Atoi(m[1])
+	if c.claim != "" && !regexp.MustCompile(`never claim\s+\+ \(`+c.claim+`\)`).MatchString(out) {
+		return fmt.Errorf("pan did not check the ltl claim %s", c.claim)
+	}
+	if (c.claim != "" || strings.Contains(strings.Join(c.ccD, " "), "-DNP")) &&
+		!strings.Contains(out, "(fairness enabled)") {
+		return errors.New("pan ran without weak fairness")
+	}
+	if c.want == "" {
+		if n != 0 {
+			return fmt.Errorf("spin found %d error(s) in the good model", n)
+		}
+		for _, bad := range []string{"max search depth too small", "out of memory", "VECTORSZ"} {
+			if strings.Contains(out, bad) {
+				return fmt.Errorf("the search was incomplete (%s)", bad)
+			}
+		}
+		if !strings.Contains(out, "Full statespace search") {
+			return errors.New("pan did not search the full state space")
+		}
+		return nil
+	}
+	if n == 0 {
+		return fmt.Errorf("spin accepted the mutant; want a counterexample (%s)", c.want)
+	}
+	if !strings.Contains(out, c.want) {
+		return fmt.Errorf("spin rejected the mutant for another reason; want %q", c.want)
+	}
+	return nil
+}
+
+// verify runs spin -a, gcc and pan for c in a fresh directory and returns
+// pan's report. If pan found an error it appends the tail of the replayed
+// counterexample, to make a failing good model debuggable.
+func verify(t *testing.T, spin, gcc string, c check) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	src, err := os.ReadFile(c.model)
+	if err != nil {
+		return "", fmt.Errorf("read model: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, c.model), src, 0o644); err != nil {
+		return "", fmt.Errorf("copy model: %w", err)
+	}
+	run := func(name string, args ...string) (string, error) {
+		cmd := exec.CommandContext(ctx, name, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return string(out), fmt.Errorf("%s %s: %w\n%s", filepath.Base(name), strings.Join(args, " "), err, out)
+		}
+		return string(out), nil
+	}
+	if _, err := run(spin, append(append([]string(nil), c.spinD...), "-a", c.model)...); err != nil {
+		return "", err
+	}
+	cc := append([]string{"-O1", "-w"}, c.ccD...)
+	if _, err := run(gcc, append(cc, "-o", "pan", "pan.c")...); err != nil {
+		return "", err
+	}
+	out, err := run(filepath.Join(dir, "pan"), c.pan...)
+	if err != nil {
+		return "", err
+	}
+	if c.want == "" && !strings.Contains(out, "errors: 0") {
+		if trail, err := run(spin, append(append([]string(nil), c.spinD...), "-t", "-p", "-g", c.model)...); err == nil {
+			lines := strings.Split(trail, "\n")
+			if len(lines) > 80 {
+				lines = lines[len(lines)-80:]
+			}
+			out += "\ncounterexample (tail):\n" + strings.Join(lines, "\n")
+		}
+	}
+	return out, nil
+}
+
+// TestJudge checks the verdict logic on canned pan reports, so that a
+// change of pan's wording cannot turn the model checks into no-ops.
+func TestJudge(t *testing.T) {
+	good := check{name: "g", claim: "nohang"}
+	full := "Full statespace search for:\n\tnever claim         \t+ (nohang)\n" +
+		"\tacceptance   cycles \t+ (fairness enabled)\nState-vector 64 byte, depth reached 9, errors: "
+	if err := judge(good, full+"0\n"); err != nil {
+		t.Fatalf("clean report rejected: %v", err)
+	}
+	for name, out := range map[string]string{
+		"errors":    full + "1\n",
+		"no count":  "Full statespace search for:\n",
+		"no claim":  strings.Replace(full, "(nohang)", "(alldone)", 1) + "0\n",
+		"unfair":    strings.Replace(full, "(fairness enabled)", "(fairness disabled)", 1) + "0\n",
+		"truncated": "error: max search depth too small\n" + full + "0\n",
+	} {
+		if judge(good, out) == nil {
+			t.Errorf("%s: a bad report was accepted", name)
+		}
+	}
+	bad := good
+	bad.want = "acceptance cycle"
+	if judge(bad, full+"0\n") == nil {
+		t.Error("a mutant that verifies was accepted")
+	}
+	if judge(bad, "pan:1: assertion violated\n"+full+"1\n") == nil {
+		t.Error("a mutant failing for the wrong reason was accepted")
+	}
+	if err := judge(bad, "pan:1: acceptance cycle (at depth 9)\n"+full+"1\n"); err != nil {
+		t.Errorf("a rejected mutant was not accepted: %v", err)
+	}
+}
