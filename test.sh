@@ -26,3 +26,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go test -race -count=1 -timeout 15m ./...
+
+# Short, bounded fuzzing of each fuzz target (the seed corpora already ran above).
+fuzz() { go test -run='^$' -fuzz="^$1\$" -fuzztime="${FUZZTIME:-10s}" "$2"; }
+fuzz FuzzTicketWord ./ticket
