@@ -292,6 +292,29 @@ func (v *VCPU) TID() int { return int(v.tid.Load()) }
 // kept across runs, so its Counters are the vCPU's lifetime counts.
 func (v *VCPU) Waiter() *kick.Waiter { return v.waiter }
 
+// Repin moves the running vCPU's thread onto cpus (sched_setaffinity) for
+// the rest of the current run; the next Run pins it by its Config again,
+// and CPU keeps reporting the configured home CPU. It must be called from
+// the vCPU's own workload, since it pins the calling thread; cpus should
+// be a subset of the VM's CPUs.
+func (v *VCPU) Repin(cpus []int) error {
+	if tid := v.tid.Load(); tid == 0 || int(tid) != unix.Gettid() {
+		return fmt.Errorf("pvlock: Repin of vCPU %d of %s must be called from its own workload", v.index, v.vm.name)
+	}
+	if len(cpus) == 0 {
+		return fmt.Errorf("pvlock: Repin of vCPU %d of %s to no CPU", v.index, v.vm.name)
+	}
+	for _, c := range cpus {
+		if c < 0 || c >= len(unix.CPUSet{})*64 {
+			return fmt.Errorf("pvlock: Repin of vCPU %d of %s: CPU %d out of range", v.index, v.vm.name, c)
+		}
+	}
+	if err := pinThread(cpus); err != nil {
+		return fmt.Errorf("pvlock: Repin of vCPU %d of %s: %w", v.index, v.vm.name, err)
+	}
+	return nil
+}
+
 func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, ready, done *sync.WaitGroup, fail func(error)) {
 	defer done.Done()
 	// Locked for good: the goroutine exits locked, which ends the thread,

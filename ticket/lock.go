@@ -6,6 +6,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
@@ -216,6 +217,7 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	// either its flag test sees this flag (and kicks us) or our re-check
 	// sees its new head. A plain store here could let both miss.
 	l.word.Or(flagBit)
+	faults.Inject(faults.TicketFlagRecheck)
 	if uint32(l.word.Load()) == ticket {
 		waiters.Withdraw(w)
 		st.Inc(slot, evPickup)
@@ -247,6 +249,7 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 // release. The flag is cleared only by a CAS against the released snapshot,
 // never by a blind store, which could erase a flag a new waiter just set.
 func (l *Lock) unlockSlow(prev uint64, inc uint32) {
+	faults.Inject(faults.TicketUnlockKick)
 	st := l.stats()
 	st.Inc(-1, evReleasedSlow)
 	head, tail := split(prev)

@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime"
@@ -83,7 +84,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	for _, f := range splitList(*ocList) {
 		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) {
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return o, fmt.Errorf("-oc: %q is not a positive number", f)
 		}
 		o.factors = append(o.factors, v)
@@ -93,7 +94,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	for _, f := range splitList(*cpuList) {
 		c, err := strconv.Atoi(f)
-		if err != nil {
+		if err != nil || c < 0 {
 			return o, fmt.Errorf("-cpus: %q is not a CPU number", f)
 		}
 		o.cpus = append(o.cpus, c)
@@ -126,6 +127,9 @@ func splitList(s string) []string {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "torture" {
+		return runTorture(args[1:], stdout, stderr)
+	}
 	o, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
