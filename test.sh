@@ -26,7 +26,11 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go test -race -count=1 -timeout 15m ./...
+# The torture again with the race windows widened (fault injection).
+go test -race -count=1 -tags pvlock_faults ./bench/torture ./internal/faults
 
 # Short, bounded fuzzing of each fuzz target (the seed corpora already ran above).
 fuzz() { go test -run='^$' -fuzz="^$1\$" -fuzztime="${FUZZTIME:-10s}" "$2"; }
 fuzz FuzzTicketWord ./ticket
+fuzz FuzzParse ./bench/cmd/pvbench
+fuzz FuzzParseTorture ./bench/cmd/pvbench
