@@ -49,6 +49,7 @@ type dbenchVCPU struct {
 	names []uint64 // the client's live files, as it believes them to be
 	next  uint64   // the client's next fresh name
 	ops   [dbOps]uint64
+	seen  uint64 // sizes summed by find, so that its scan is not dead code
 	_     [64]byte
 }
 
@@ -298,7 +299,7 @@ func (d *dbench) find(v *pvlock.VCPU, c *dbenchVCPU) {
 		}
 	}
 	d.lock.Unlock()
-	_ = sum
+	c.seen += sum
 }
 
 // Check verifies the table against the clients' own lists: every chain

@@ -21,9 +21,9 @@ const (
 	hbQueueLen = 64
 	// hbWords is the message body: 96 bytes, about hackbench's 100.
 	hbWords = 12
-	// hbPolls is how many times an idle receiver polls its queue before
-	// it halts, and hbHalt bounds the halt, so that a receiver notices
-	// the end of the run even if no message ever comes.
+	// hbPolls is how many times an idle receiver (or a sender facing
+	// full queues) polls before it halts, and hbHalt bounds the halt, so
+	// that it notices the end of the run even if nothing ever changes.
 	hbPolls = 256
 	hbHalt  = time.Millisecond
 )
@@ -77,7 +77,6 @@ type hbVCPU struct {
 	expect     []uint32     // next sequence number from each vCPU (receivers)
 	received   uint64       // messages read during the run
 	drained    uint64       // messages read by Check after the run
-	fullRounds uint64       // times every queue of the group was full
 	waiter     *kick.Waiter // for bounded waits for a message or for room
 	_          [64]byte
 }
@@ -107,7 +106,6 @@ func (h *hackbench) sendOne(v *pvlock.VCPU, me *hbVCPU) {
 	if h.trySend(v, me) {
 		return
 	}
-	me.fullRounds++
 	if !me.recv { // a vCPU that also receives makes room itself, next
 		h.awaitRoom(me)
 	}
@@ -295,7 +293,7 @@ func (h *hackbench) sentTo(from, to int) uint32 {
 	return h.vcpus[from].sent[to]
 }
 
-// Delivered returns the messages sent and the messages delivered (during
+// delivered returns the messages sent and the messages delivered (during
 // the run or drained by Check).
 func (h *hackbench) delivered() (sent, delivered uint64) {
 	for i := range h.vcpus {

@@ -24,7 +24,11 @@ type Workload struct {
 
 // Instance is one prepared run of a workload.
 type Instance interface {
-	// Op performs one operation on vCPU v; it is called in a loop.
+	// Op performs one operation on vCPU v; it is called in a loop until
+	// the run ends, so it must return in bounded time whatever the other
+	// vCPUs do (never wait indefinitely for another vCPU). It should take
+	// its locks with Acquire(lock, v), which charges the acquisition to v
+	// for the fairness measures.
 	Op(v *pvlock.VCPU)
 }
 
@@ -35,10 +39,12 @@ type Params struct {
 	CriticalWork, OutsideWork time.Duration
 	// Seed seeds every random choice of the workload (per-vCPU generators
 	// derived from it), so a run's sequence of choices is reproducible.
+	// Measure sets it from Spec.Seed.
 	Seed uint64
 	// NewLock makes further locks of the kind under test, for workloads
 	// that need more than the one Setup is given (hackbench's queues).
 	// Call it only from Setup. Nil means Setup's lock is the only one.
+	// Measure sets it.
 	NewLock func() sync.Locker
 }
 
