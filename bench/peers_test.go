@@ -88,7 +88,7 @@ func TestPreemptableTicketFIFOWhenLineMoves(t *testing.T) {
 	l.Lock()
 	got := make(chan struct{})
 	go func() { l.Lock(); close(got); l.Unlock() }()
-	time.Sleep(time.Millisecond) // the waiter is in line behind us
+	waitFor(t, func() bool { return l.tail.Load() == 3 }) // the waiter is in line behind us
 	l.Unlock()
 	<-got
 	d := PreemptableTicketStats().Snapshot().Sub(before)
@@ -103,7 +103,8 @@ func TestPLEYieldYields(t *testing.T) {
 	l.Lock()
 	got := make(chan struct{})
 	go func() { l.Lock(); close(got); l.Unlock() }()
-	time.Sleep(5 * time.Millisecond) // far longer than the window
+	// Hold the lock until the waiter has given up the CPU at least once.
+	waitFor(t, func() bool { return PLEYieldStats().Snapshot().Sub(before).Get("yields") > 0 })
 	l.Unlock()
 	<-got
 	d := PLEYieldStats().Snapshot().Sub(before)
@@ -134,5 +135,17 @@ func TestPeerLocksRegistered(t *testing.T) {
 		if k.Doc == "" || k.New() == nil {
 			t.Fatalf("%s: incomplete registration", name)
 		}
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10s")
+		}
+		time.Sleep(50 * time.Microsecond)
 	}
 }
