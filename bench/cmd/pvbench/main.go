@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -169,6 +170,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+
+	// Fail before a long run, not after it, on an output nobody can write.
+	for _, path := range []string{o.jsonPath, o.csvPath} {
+		if path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("cannot write %s: its directory does not exist", path)
+		}
+	}
+	if o.outDir != "" {
+		if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+			return fmt.Errorf("plot directory: %w", err)
+		}
+	}
 
 	cpus := o.cpus
 	if cpus == nil {

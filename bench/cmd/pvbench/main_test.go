@@ -127,6 +127,30 @@ func TestRunOtherWorkloadsAndVMs(t *testing.T) {
 	}
 }
 
+func TestRunChecksOutputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plots := filepath.Join(dir, "plots")
+	for _, args := range [][]string{
+		{"-json", filepath.Join(dir, "missing", "rows.json"), "-out", plots},
+		{"-csv", filepath.Join(dir, "missing", "rows.csv"), "-out", plots},
+		{"-out", filepath.Join(file, "plots")},
+	} {
+		var out bytes.Buffer
+		start := time.Now()
+		err := run(append(args, "-duration", "10s"), &out, &out)
+		if err == nil {
+			t.Errorf("run(%q) succeeded", args)
+		}
+		if time.Since(start) > 5*time.Second || strings.Contains(out.String(), "throughput") {
+			t.Errorf("run(%q) measured before failing", args)
+		}
+	}
+}
+
 func TestProgressBar(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, 3)
