@@ -464,6 +464,11 @@ func TestWritePlots(t *testing.T) {
 			}
 		}
 	}
+	for v, want := range map[float64]string{0: "0", 500: "500", 80000: "80k", 2.5e6: "2.5M"} {
+		if got := siLabel(v); got != want {
+			t.Errorf("siLabel(%v) = %q, want %q", v, got, want)
+		}
+	}
 	if _, err := WritePlots(dir, nil); err == nil {
 		t.Error("plotting no rows succeeded")
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -146,6 +147,7 @@ func throughputPlot(rows []Row) (*plot.Plot, error) {
 	setup(p, rows, "throughput vs overcommit, mean ± stdev (higher is better)", "overcommit (vCPUs per pCPU)")
 	p.Y.Label.Text = unit + "/s"
 	p.Y.Min = 0
+	p.Y.Tick.Marker = siTicks{}
 	for i, lock := range lockOrder(rows) {
 		var d xyErrs
 		for _, oc := range factors(rows) {
@@ -265,4 +267,28 @@ func (nanoTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ticks
+}
+
+// siTicks are gonum's default ticks labelled with k and M, so that large
+// throughputs stay readable.
+type siTicks struct{}
+
+func (siTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = siLabel(ticks[i].Value)
+		}
+	}
+	return ticks
+}
+
+func siLabel(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 4, 64) + "M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
 }

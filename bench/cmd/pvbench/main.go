@@ -11,11 +11,13 @@
 //	go run ./bench/cmd/pvbench -workload dbench -vms 4 -oc 2 -base ple-yield -patched pv-ticket
 //
 // Workloads: lockloop, ebizzy, dbench, hackbench (see -h). A progress bar
-// is drawn on stderr when it is a terminal.
+// is drawn on stderr when it is a terminal. Rows saved with -json can be
+// reported and plotted again without measuring: -from rows.json.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -56,6 +58,7 @@ type options struct {
 	jsonPath      string
 	csvPath       string
 	outDir        string
+	fromPath      string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -75,6 +78,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.params.CriticalWork, "cs", bench.DefaultCriticalWork, "lockloop: CPU time inside the critical section")
 	fs.DurationVar(&o.params.OutsideWork, "outside", bench.DefaultOutsideWork, "lockloop: CPU time outside the critical section")
 	fs.StringVar(&o.outDir, "out", "out", "directory for the PNG and SVG plots (empty: no plots)")
+	fs.StringVar(&o.fromPath, "from", "", "measure nothing: report and plot the rows of a file written by -json")
 	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
 	fs.StringVar(&o.patched, "patched", "pv-ticket", "patched lock of the seed-style table")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
@@ -186,10 +190,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	var rows []bench.Row
+	if o.fromPath != "" {
+		if rows, err = readRows(o.fromPath); err != nil {
+			return err
+		}
+	} else if rows, err = measure(ctx, o, stdout, stderr); err != nil {
+		return err
+	}
+	return report(o, rows, stdout)
+}
+
+// measure runs every lock at every factor and returns the rows.
+func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
 	cpus := o.cpus
 	if cpus == nil {
+		var err error
 		if cpus, err = pvlock.HostCPUs(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	wl, _ := bench.WorkloadByName(o.workload)
@@ -198,6 +216,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
 	bar := newProgress(stderr, len(o.factors)*len(o.locks))
+	defer bar.finish()
 	var rows []bench.Row
 	for _, oc := range o.factors {
 		for _, lock := range o.locks {
@@ -208,25 +227,51 @@ func run(args []string, stdout, stderr io.Writer) error {
 				Warmup: o.warmup, Seed: o.seed, Params: o.params,
 			})
 			if err != nil {
-				bar.finish()
-				return fmt.Errorf("%s at %gx: %w", lock, oc, err)
+				return nil, fmt.Errorf("%s at %gx: %w", lock, oc, err)
 			}
 			bar.step()
 			rows = append(rows, row)
 		}
 	}
-	bar.finish()
-	fmt.Fprintf(stdout, "%s throughput, %s/s, mean ±stdev over runs (higher is better):\n\n", o.workload, wl.Unit)
+	return rows, nil
+}
+
+// readRows loads rows saved with -json; they must be of one workload.
+func readRows(path string) ([]bench.Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []bench.Row
+	if err := json.NewDecoder(f).Decode(&rows); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s holds no rows", path)
+	}
+	for _, r := range rows {
+		if r.Workload != rows[0].Workload {
+			return nil, fmt.Errorf("%s mixes workloads %s and %s", path, rows[0].Workload, r.Workload)
+		}
+	}
+	return rows, nil
+}
+
+// report prints the tables of rows and writes the requested files.
+func report(o options, rows []bench.Row, stdout io.Writer) error {
+	workload, unit := rows[0].Workload, rows[0].Unit
+	fmt.Fprintf(stdout, "%s throughput, %s/s, mean ±stdev over runs (higher is better):\n\n", workload, unit)
 	if err := bench.WriteHeadline(stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, wl.Unit)
+	fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
 	if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
 		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
-		wl.Unit, bench.SampleEvery)
+		unit, bench.SampleEvery)
 	if err := bench.WriteMatrix(stdout, rows); err != nil {
 		return err
 	}

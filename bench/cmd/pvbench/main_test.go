@@ -108,6 +108,26 @@ func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 			t.Errorf("plot %s: %v", f, err)
 		}
 	}
+
+	// -from reports the saved rows again without measuring.
+	var again bytes.Buffer
+	replots := filepath.Join(dir, "replots")
+	start := time.Now()
+	if err := run([]string{"-from", js, "-out", replots, "-duration", "10s"}, &again, &again); err != nil {
+		t.Fatal(err)
+	}
+	if time.Since(start) > 5*time.Second || strings.Contains(again.String(), "pvbench: lockloop on") {
+		t.Fatalf("-from measured:\n%s", again.String())
+	}
+	first := out.String()[strings.Index(out.String(), "lockloop throughput"):]
+	if again.String() != strings.ReplaceAll(first, plots, replots) {
+		t.Errorf("-from report differs:\n%s\nwant:\n%s", again.String(), first)
+	}
+	for _, bad := range []string{filepath.Join(dir, "none.json"), cs} {
+		if err := run([]string{"-from", bad, "-out", ""}, &again, &again); err == nil {
+			t.Errorf("-from %s accepted", bad)
+		}
+	}
 }
 
 func TestRunOtherWorkloadsAndVMs(t *testing.T) {
