@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pvlock/pvlock/pvlock"
@@ -19,6 +21,12 @@ type Spec struct {
 	CPUs []int
 	// Pinning places vCPUs on CPUs (default one CPU each, round-robin).
 	Pinning pvlock.Pinning
+	// VMs is the number of VMs sharing the CPUs (default 1). Each has its
+	// own instance of the workload and its own locks; the overcommit
+	// factor counts the vCPUs of all of them, which are split as evenly
+	// as possible. With PinEach the VMs continue one round-robin over
+	// the CPUs.
+	VMs int
 	// Runs is the number of measured runs (default 3).
 	Runs int
 	// Duration is the length of each run (default 1s).
@@ -26,7 +34,10 @@ type Spec struct {
 	// Warmup is an unmeasured run before the first one (default 100ms;
 	// negative disables it).
 	Warmup time.Duration
-	// Params tune the workload.
+	// Seed seeds the workloads' random choices: run r of VM k gets its
+	// own seed derived from (Seed, r, k), the same in every invocation.
+	Seed uint64
+	// Params tune the workload (its Seed is set from the Seed above).
 	Params Params
 }
 
@@ -39,8 +50,8 @@ type Row struct {
 	VCPUs      int     `json:"vcpus"`
 	PCPUs      int     `json:"pcpus"`
 	Runs       int     `json:"runs"`
-	// OpsPerSec is the mean aggregate throughput; Stdev its standard
-	// deviation over runs.
+	// OpsPerSec is the mean aggregate throughput in the workload's unit;
+	// Stdev its standard deviation over runs.
 	OpsPerSec float64 `json:"ops_per_sec"`
 	Stdev     float64 `json:"stdev"`
 	// Halts and Kicks are per 1000 operations: vCPU halts, and kicks the
@@ -49,8 +60,24 @@ type Row struct {
 	Kicks float64 `json:"kicks"`
 	// StealPct is the share of vCPU time spent runnable but not running.
 	StealPct float64 `json:"steal_pct"`
-	// Fairness is max/min of per-vCPU operations (1 is perfectly fair).
+	// Fairness is max/min of per-vCPU lock acquisitions (1 is perfectly
+	// fair; see MaxMin), averaged over runs.
 	Fairness float64 `json:"fairness_max_min"`
+
+	// VMs is the number of VMs the vCPUs were split into.
+	VMs int `json:"vms"`
+	// Unit names the workload's operation ("ops", "records", "messages").
+	Unit string `json:"unit"`
+	// Jain is Jain's fairness index of per-vCPU lock acquisitions
+	// (1 = perfectly fair, 1/vCPUs = one vCPU got everything), averaged
+	// over runs.
+	Jain float64 `json:"jain"`
+	// LatP50, LatP99 and LatMax describe the time from calling Lock to
+	// owning the lock, over a sample of acquisitions of all runs
+	// (one in SampleEvery), in nanoseconds.
+	LatP50 uint64 `json:"lat_p50_ns"`
+	LatP99 uint64 `json:"lat_p99_ns"`
+	LatMax uint64 `json:"lat_max_ns"`
 }
 
 func (s *Spec) defaults() {
@@ -62,6 +89,9 @@ func (s *Spec) defaults() {
 	}
 	if s.Warmup == 0 {
 		s.Warmup = 100 * time.Millisecond
+	}
+	if s.VMs <= 0 {
+		s.VMs = 1
 	}
 }
 
@@ -76,78 +106,225 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	cfg, err := pvlock.Overcommit(spec.Overcommit, spec.CPUs)
-	if err != nil {
-		return Row{}, err
-	}
-	cfg.Pinning = spec.Pinning
-	cfg.Name = fmt.Sprintf("%s-%s-%gx", spec.Workload, spec.Lock, spec.Overcommit)
-	vm, err := pvlock.NewVM(cfg)
+	vms, err := newVMs(spec)
 	if err != nil {
 		return Row{}, err
 	}
 	row := Row{Workload: spec.Workload, Lock: spec.Lock, Overcommit: spec.Overcommit,
-		VCPUs: cfg.VCPUs, PCPUs: len(vm.CPUs()), Runs: spec.Runs}
+		PCPUs: len(vms[0].CPUs()), Runs: spec.Runs, VMs: len(vms), Unit: wl.Unit}
+	for _, vm := range vms {
+		row.VCPUs += len(vm.VCPUs())
+	}
 	if spec.Warmup > 0 {
-		inst := wl.Setup(lk.New(), cfg.VCPUs, spec.Params)
-		if _, _, err := runInstance(ctx, vm, inst, spec.Warmup); err != nil {
-			return row, err
+		if _, err := runOnce(ctx, vms, wl, lk, spec, -1, spec.Warmup); err != nil {
+			return row, fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var rates []float64
-	var ops, halts, kicks, fairSum float64
-	var steal, busyTime time.Duration
+	var (
+		rates               []float64
+		units, halts, kicks float64
+		fairSum, jainSum    float64
+		steal, vcpuTime     time.Duration
+		lat                 latencyHist
+		before              = vcpuCounters(vms)
+	)
 	for r := 0; r < spec.Runs; r++ {
 		if err := ctx.Err(); err != nil {
 			return row, err
 		}
-		inst := wl.Setup(lk.New(), cfg.VCPUs, spec.Params)
-		before := vcpuCounters(vm)
-		counts, elapsed, err := runInstance(ctx, vm, inst, spec.Duration)
+		res, err := runOnce(ctx, vms, wl, lk, spec, r, spec.Duration)
 		if err != nil {
-			return row, err
+			return row, fmt.Errorf("run %d: %w", r+1, err)
 		}
-		after := vcpuCounters(vm)
-		var total uint64
-		minOps, maxOps := uint64(math.MaxUint64), uint64(0)
-		for _, c := range counts {
-			total += c
-			minOps, maxOps = min(minOps, c), max(maxOps, c)
-		}
-		rates = append(rates, float64(total)/elapsed.Seconds())
-		ops += float64(total)
-		halts += float64(after.halts - before.halts)
-		kicks += float64(after.kicks - before.kicks)
-		for _, v := range vm.VCPUs() {
-			steal += v.Steal()
-		}
-		busyTime += elapsed * time.Duration(cfg.VCPUs)
-		if minOps == 0 {
-			fairSum += math.Inf(1)
-		} else {
-			fairSum += float64(maxOps) / float64(minOps)
-		}
+		rates = append(rates, float64(res.units)/res.elapsed.Seconds())
+		units += float64(res.units)
+		steal += res.steal
+		vcpuTime += res.elapsed * time.Duration(row.VCPUs)
+		counts := res.fairnessCounts()
+		fairSum += MaxMin(counts)
+		jainSum += Jain(counts)
+		lat.merge(&res.lat)
 	}
+	after := vcpuCounters(vms)
+	halts = float64(after.halts - before.halts)
+	kicks = float64(after.kicks - before.kicks)
 	row.OpsPerSec, row.Stdev = meanStdev(rates)
-	if ops > 0 {
-		row.Halts = halts * 1000 / ops
-		row.Kicks = kicks * 1000 / ops
+	if units > 0 {
+		row.Halts = halts * 1000 / units
+		row.Kicks = kicks * 1000 / units
 	}
-	if busyTime > 0 {
-		row.StealPct = 100 * float64(steal) / float64(busyTime)
+	if vcpuTime > 0 {
+		row.StealPct = 100 * float64(steal) / float64(vcpuTime)
 	}
 	row.Fairness = fairSum / float64(spec.Runs)
+	row.Jain = jainSum / float64(spec.Runs)
+	row.LatP50, row.LatP99, row.LatMax = lat.quantile(0.50), lat.quantile(0.99), lat.max
 	return row, nil
+}
+
+// newVMs makes the Spec's VMs: round(Overcommit·CPUs) vCPUs in all, split
+// as evenly as possible, continuing one pinning round-robin.
+func newVMs(spec Spec) ([]*pvlock.VM, error) {
+	cfg, err := pvlock.Overcommit(spec.Overcommit, spec.CPUs)
+	if err != nil {
+		return nil, err
+	}
+	if spec.VMs > cfg.VCPUs {
+		return nil, fmt.Errorf("bench: %gx on %d CPUs is %d vCPUs, too few for %d VMs",
+			spec.Overcommit, len(cfg.CPUs), cfg.VCPUs, spec.VMs)
+	}
+	var vms []*pvlock.VM
+	first := 0
+	for k := 0; k < spec.VMs; k++ {
+		n := cfg.VCPUs / spec.VMs
+		if k < cfg.VCPUs%spec.VMs {
+			n++
+		}
+		vm, err := pvlock.NewVM(pvlock.Config{
+			Name:     fmt.Sprintf("%s-%s-%gx-vm%d", spec.Workload, spec.Lock, spec.Overcommit, k),
+			VCPUs:    n,
+			CPUs:     cfg.CPUs,
+			Pinning:  spec.Pinning,
+			FirstCPU: first,
+		})
+		if err != nil {
+			return nil, err
+		}
+		first += n
+		vms = append(vms, vm)
+	}
+	return vms, nil
+}
+
+// runResult is what one run of all VMs measured. Per-vCPU slices list the
+// vCPUs VM by VM.
+type runResult struct {
+	ops     []uint64 // Op calls per vCPU
+	acq     []uint64 // lock acquisitions charged to each vCPU
+	plain   uint64   // acquisitions not charged to any vCPU
+	units   uint64   // work done, in the workload's unit
+	elapsed time.Duration
+	steal   time.Duration
+	lat     latencyHist
+}
+
+// fairnessCounts returns the per-vCPU counts fairness is judged on: lock
+// acquisitions when every one of them was charged to a vCPU, Op calls
+// otherwise.
+func (r *runResult) fairnessCounts() []uint64 {
+	var total uint64
+	for _, a := range r.acq {
+		total += a
+	}
+	if total > 0 && r.plain == 0 {
+		return r.acq
+	}
+	return r.ops
+}
+
+// runSeed derives the seed of VM k in run r (r = -1: the warm-up).
+func runSeed(seed uint64, r, k int) uint64 {
+	return splitmix(splitmix(seed^uint64(r+1)*0x9e3779b97f4a7c15) ^ uint64(k+1))
+}
+
+// splitmix is the SplitMix64 finaliser: a cheap bijective scrambler.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// runOnce sets up a fresh instance of the workload with fresh locks in
+// every VM, runs all VMs together for d and collects the measurements.
+// The time is taken from the start of the first vCPU until the last one
+// noticed the end (a vCPU stuck waiting for a lock is waited for).
+func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk LockKind, spec Spec, r int, d time.Duration) (*runResult, error) {
+	insts := make([]Instance, len(vms))
+	meters := make([]*meter, len(vms))
+	index := make(map[*pvlock.VM]int, len(vms))
+	offset := make([]int, len(vms))
+	total := 0
+	for k, vm := range vms {
+		n := len(vm.VCPUs())
+		m := newMeter(n)
+		p := spec.Params
+		p.Seed = runSeed(spec.Seed, r, k)
+		p.NewLock = func() sync.Locker { return m.wrap(lk.New()) }
+		insts[k], meters[k], index[vm], offset[k] = wl.Setup(m.wrap(lk.New()), n, p), m, k, total
+		total += n
+	}
+	counts := make([]paddedCount, total)
+	var (
+		stop    atomic.Bool
+		started atomic.Int64 // monoNow()+1 at the first vCPU's start
+		timer   *time.Timer  // set by the vCPU that stored started
+	)
+	err := pvlock.RunAll(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		if started.CompareAndSwap(0, int64(monoNow())+1) {
+			timer = time.AfterFunc(d, func() { stop.Store(true) })
+		}
+		k := index[v.VM()]
+		inst, c := insts[k], &counts[offset[k]+v.Index()]
+		for !stop.Load() && ctx.Err() == nil {
+			inst.Op(v)
+			c.n++
+		}
+		return nil
+	}, vms...)
+	end := monoNow()
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil {
+		return nil, err
+	}
+	if s := started.Load(); s == 0 {
+		return nil, fmt.Errorf("bench: no vCPU started: %w", context.Cause(ctx))
+	}
+	res := &runResult{ops: make([]uint64, total), elapsed: end - time.Duration(started.Load()-1)}
+	for i := range counts {
+		res.ops[i] = counts[i].n
+	}
+	for k, vm := range vms {
+		if c, ok := insts[k].(Checker); ok {
+			if err := c.Check(); err != nil {
+				return nil, fmt.Errorf("%s on %s: %w", wl.Name, vm.Name(), err)
+			}
+		}
+		if u, ok := insts[k].(UnitCounter); ok {
+			res.units += u.Units()
+		} else {
+			for i := range vm.VCPUs() {
+				res.units += res.ops[offset[k]+i]
+			}
+		}
+		acq, plain := meters[k].acquisitions()
+		res.acq = append(res.acq, acq...)
+		res.plain += plain
+		meters[k].mergeInto(&res.lat)
+		for _, v := range vm.VCPUs() {
+			res.steal += v.Steal()
+		}
+	}
+	return res, nil
+}
+
+type paddedCount struct {
+	n uint64
+	_ [120]byte
 }
 
 type counters struct{ halts, kicks uint64 }
 
-func vcpuCounters(vm *pvlock.VM) counters {
+func vcpuCounters(vms []*pvlock.VM) counters {
 	var c counters
-	for _, v := range vm.VCPUs() {
-		k := v.Waiter().Counters()
-		c.halts += k.Halts
-		c.kicks += k.KicksReceived
+	for _, vm := range vms {
+		for _, v := range vm.VCPUs() {
+			k := v.Waiter().Counters()
+			c.halts += k.Halts
+			c.kicks += k.KicksReceived
+		}
 	}
 	return c
 }

@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/pvlock/pvlock/pvlock"
@@ -26,7 +24,11 @@ type Workload struct {
 
 // Instance is one prepared run of a workload.
 type Instance interface {
-	// Op performs one operation on vCPU v; it is called in a loop.
+	// Op performs one operation on vCPU v; it is called in a loop until
+	// the run ends, so it must return in bounded time whatever the other
+	// vCPUs do (never wait indefinitely for another vCPU). It should take
+	// its locks with Acquire(lock, v), which charges the acquisition to v
+	// for the fairness measures.
 	Op(v *pvlock.VCPU)
 }
 
@@ -35,6 +37,29 @@ type Params struct {
 	// CriticalWork and OutsideWork are the CPU time of the busy work
 	// lockloop does inside and outside its critical section.
 	CriticalWork, OutsideWork time.Duration
+	// Seed seeds every random choice of the workload (per-vCPU generators
+	// derived from it), so a run's sequence of choices is reproducible.
+	// Measure sets it from Spec.Seed.
+	Seed uint64
+	// NewLock makes further locks of the kind under test, for workloads
+	// that need more than the one Setup is given (hackbench's queues).
+	// Call it only from Setup. Nil means Setup's lock is the only one.
+	// Measure sets it.
+	NewLock func() sync.Locker
+}
+
+// Checker is implemented by instances that can verify their data structure
+// after a run (every vCPU stopped). Measure fails the run on an error: a
+// broken invariant means the lock let two vCPUs in at once.
+type Checker interface {
+	Check() error
+}
+
+// UnitCounter is implemented by instances whose Op does not always do one
+// unit of work (a hackbench receiver finding its queue empty). Measure
+// then reports Units()/s instead of Op calls per second.
+type UnitCounter interface {
+	Units() uint64
 }
 
 var workloads = map[string]Workload{}
@@ -114,7 +139,7 @@ type lockloop struct {
 }
 
 func (l *lockloop) Op(v *pvlock.VCPU) {
-	l.lock.Lock()
+	Acquire(l.lock, v)
 	l.shared = busy(l.shared, l.cs)
 	l.lock.Unlock()
 	busy(uint64(v.Index()), l.nc)
@@ -138,36 +163,4 @@ func init() {
 			return &lockloop{lock: lock, cs: WorkUnits(p.CriticalWork), nc: WorkUnits(p.OutsideWork)}
 		},
 	})
-}
-
-// runInstance runs inst on vm for d and returns the operations done by
-// each vCPU and the time from the start of the vCPUs until the last one
-// noticed the end (a vCPU stuck waiting for a lock is waited for).
-func runInstance(ctx context.Context, vm *pvlock.VM, inst Instance, d time.Duration) ([]uint64, time.Duration, error) {
-	vcpus := vm.VCPUs()
-	counts := make([]paddedCount, len(vcpus))
-	var stop atomic.Bool
-	var started atomic.Int64
-	err := vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
-		if started.CompareAndSwap(0, time.Now().UnixNano()) {
-			time.AfterFunc(d, func() { stop.Store(true) })
-		}
-		c := &counts[v.Index()]
-		for !stop.Load() && ctx.Err() == nil {
-			inst.Op(v)
-			c.n++
-		}
-		return nil
-	})
-	elapsed := time.Duration(time.Now().UnixNano() - started.Load())
-	out := make([]uint64, len(counts))
-	for i := range counts {
-		out[i] = counts[i].n
-	}
-	return out, elapsed, err
-}
-
-type paddedCount struct {
-	n uint64
-	_ [120]byte
 }

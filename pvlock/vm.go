@@ -55,6 +55,10 @@ type Config struct {
 	CPUs []int
 	// Pinning places vCPUs on CPUs; the default is PinEach.
 	Pinning Pinning
+	// FirstCPU shifts PinEach's round-robin: vCPU i goes to
+	// CPUs[(FirstCPU+i) % len(CPUs)]. VMs sharing a host continue one
+	// round-robin this way instead of all starting on the first CPU.
+	FirstCPU int
 }
 
 // Overcommit returns the Config of a VM with round(factor·len(cpus)) vCPUs
@@ -100,6 +104,9 @@ func NewVM(cfg Config) (*VM, error) {
 	if cfg.Pinning != PinEach && cfg.Pinning != PinFloat {
 		return nil, fmt.Errorf("pvlock: unknown pinning policy %d", int(cfg.Pinning))
 	}
+	if cfg.FirstCPU < 0 {
+		return nil, fmt.Errorf("pvlock: FirstCPU %d is negative", cfg.FirstCPU)
+	}
 	cpus, err := checkCPUs(cfg.CPUs)
 	if err != nil {
 		return nil, err
@@ -116,7 +123,7 @@ func NewVM(cfg Config) (*VM, error) {
 		v.waiter = kick.NewWaiter(kick.Futex)
 		v.waiter.Owner = v
 		if cfg.Pinning == PinEach {
-			v.cpu = cpus[i%len(cpus)]
+			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}
 		vm.vcpus = append(vm.vcpus, v)
 	}

@@ -2,15 +2,22 @@
 // vCPU threads at several overcommit factors, for several locks, printed
 // as the PV ticketlock thread's tables.
 //
-// With no flags it runs lockloop at 1x, 2x, 3x and 4x for native-ticket,
-// pv-ticket and sync.Mutex, three runs each, in about a minute and a half:
+// With no flags it runs lockloop at 1x, 2x, 3x and 4x for every lock the
+// lab knows, three runs of a second each (about two minutes for nine
+// locks), prints the headline tables and writes plots to out/:
 //
 //	go run ./bench/cmd/pvbench
-//	go run ./bench/cmd/pvbench -oc 1,2 -locks pv-ticket,sync.Mutex -json out.json
+//	go run ./bench/cmd/pvbench -workload ebizzy -oc 0.5,1,2 -locks pv-ticket,sync.Mutex -json rows.json
+//	go run ./bench/cmd/pvbench -workload dbench -vms 4 -oc 2 -base ple-yield -patched pv-ticket
+//
+// Workloads: lockloop, ebizzy, dbench, hackbench (see -h). A progress bar
+// is drawn on stderr when it is a terminal. Rows saved with -json can be
+// reported and plotted again without measuring: -from rows.json.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +25,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -41,11 +49,17 @@ type options struct {
 	factors       []float64
 	cpus          []int
 	pinning       pvlock.Pinning
+	vms           int
 	runs          int
 	duration      time.Duration
+	warmup        time.Duration
+	seed          uint64
+	params        bench.Params
 	base, patched string
 	jsonPath      string
 	csvPath       string
+	outDir        string
+	fromPath      string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -53,12 +67,19 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	o := options{}
 	workload := fs.String("workload", "lockloop", "workload to run: "+strings.Join(bench.WorkloadNames(), ", "))
-	lockList := fs.String("locks", "native-ticket,pv-ticket,sync.Mutex", "comma-separated locks: "+strings.Join(bench.LockNames(), ", "))
+	lockList := fs.String("locks", strings.Join(bench.LockNames(), ","), "comma-separated locks (default: all)")
 	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
+	fs.IntVar(&o.vms, "vms", 1, "VMs sharing the CPUs, each with its own workload instance and locks; -oc counts all their vCPUs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per cell")
-	fs.DurationVar(&o.duration, "duration", 2*time.Second, "length of each run")
+	fs.DurationVar(&o.duration, "duration", time.Second, "length of each run")
+	fs.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured warm-up run per cell (0: none)")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workloads' random choices")
+	fs.DurationVar(&o.params.CriticalWork, "cs", bench.DefaultCriticalWork, "lockloop: CPU time inside the critical section")
+	fs.DurationVar(&o.params.OutsideWork, "outside", bench.DefaultOutsideWork, "lockloop: CPU time outside the critical section")
+	fs.StringVar(&o.outDir, "out", "out", "directory for the PNG and SVG plots (empty: no plots)")
+	fs.StringVar(&o.fromPath, "from", "", "measure nothing: report and plot the rows of a file written by -json")
 	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
 	fs.StringVar(&o.patched, "patched", "pv-ticket", "patched lock of the seed-style table")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
@@ -113,6 +134,24 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if o.duration <= 0 {
 		return o, fmt.Errorf("-duration must be positive, got %v", o.duration)
 	}
+	if o.warmup < 0 {
+		return o, fmt.Errorf("-warmup must not be negative, got %v", o.warmup)
+	}
+	if o.warmup == 0 {
+		o.warmup = -1 // bench.Spec: negative disables the warm-up
+	}
+	if o.vms < 1 {
+		return o, fmt.Errorf("-vms must be at least 1, got %d", o.vms)
+	}
+	if o.params.CriticalWork <= 0 || o.params.OutsideWork <= 0 {
+		return o, fmt.Errorf("-cs and -outside must be positive, got %v and %v",
+			o.params.CriticalWork, o.params.OutsideWork)
+	}
+	for _, name := range []string{o.base, o.patched} {
+		if _, err := bench.Lock(name); err != nil {
+			return o, fmt.Errorf("-base/-patched: %w", err)
+		}
+	}
 	return o, nil
 }
 
@@ -140,36 +179,103 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
+	// Fail before a long run, not after it, on an output nobody can write.
+	for _, path := range []string{o.jsonPath, o.csvPath} {
+		if path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("cannot write %s: its directory does not exist", path)
+		}
+	}
+	if o.outDir != "" {
+		if err := os.MkdirAll(o.outDir, 0o755); err != nil {
+			return fmt.Errorf("plot directory: %w", err)
+		}
+	}
+
+	var rows []bench.Row
+	if o.fromPath != "" {
+		if rows, err = readRows(o.fromPath); err != nil {
+			return err
+		}
+	} else if rows, err = measure(ctx, o, stdout, stderr); err != nil {
+		return err
+	}
+	return report(o, rows, stdout)
+}
+
+// measure runs every lock at every factor and returns the rows.
+func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
 	cpus := o.cpus
 	if cpus == nil {
+		var err error
 		if cpus, err = pvlock.HostCPUs(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	wl, _ := bench.WorkloadByName(o.workload)
-	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s, GOMAXPROCS raised per VM\n",
-		o.workload, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
+	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM\n",
+		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version())
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
+	bar := newProgress(stderr, len(o.factors)*len(o.locks))
+	defer bar.finish()
 	var rows []bench.Row
 	for _, oc := range o.factors {
 		for _, lock := range o.locks {
+			bar.show(fmt.Sprintf("%s %gx", lock, oc))
 			row, err := bench.Measure(ctx, bench.Spec{
 				Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
-				Pinning: o.pinning, Runs: o.runs, Duration: o.duration,
+				Pinning: o.pinning, VMs: o.vms, Runs: o.runs, Duration: o.duration,
+				Warmup: o.warmup, Seed: o.seed, Params: o.params,
 			})
 			if err != nil {
-				return fmt.Errorf("%s at %gx: %w", lock, oc, err)
+				return nil, fmt.Errorf("%s at %gx: %w", lock, oc, err)
 			}
-			fmt.Fprintf(stderr, "  %-14s %4gx  %12.0f %s/s  (stdev %.0f)\n", lock, oc, row.OpsPerSec, wl.Unit, row.Stdev)
+			bar.step()
 			rows = append(rows, row)
 		}
 	}
-	fmt.Fprintf(stdout, "\n%s throughput, %s/s (higher is better):\n\n", o.workload, wl.Unit)
+	return rows, nil
+}
+
+// readRows loads rows saved with -json; they must be of one workload.
+func readRows(path string) ([]bench.Row, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rows []bench.Row
+	if err := json.NewDecoder(f).Decode(&rows); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("%s holds no rows", path)
+	}
+	for _, r := range rows {
+		if r.Workload != rows[0].Workload {
+			return nil, fmt.Errorf("%s mixes workloads %s and %s", path, rows[0].Workload, r.Workload)
+		}
+	}
+	return rows, nil
+}
+
+// report prints the tables of rows and writes the requested files.
+func report(o options, rows []bench.Row, stdout io.Writer) error {
+	workload, unit := rows[0].Workload, rows[0].Unit
+	fmt.Fprintf(stdout, "%s throughput, %s/s, mean ±stdev over runs (higher is better):\n\n", workload, unit)
+	if err := bench.WriteHeadline(stdout, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
 	if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput):\n\n", wl.Unit)
+	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
+		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
+		unit, bench.SampleEvery)
 	if err := bench.WriteMatrix(stdout, rows); err != nil {
 		return err
 	}
@@ -182,6 +288,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err := writeFile(o.csvPath, rows, bench.WriteCSV); err != nil {
 			return err
 		}
+	}
+	if o.outDir != "" {
+		files, err := bench.WritePlots(o.outDir, rows)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nplots: %s\n", strings.Join(files, " "))
 	}
 	return nil
 }

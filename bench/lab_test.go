@@ -1,0 +1,478 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// short returns the short duration in -short mode, the long one otherwise.
+func short(s, l time.Duration) time.Duration {
+	if testing.Short() {
+		return s
+	}
+	return l
+}
+
+// TestWorkloadsDoRealWork runs every lab workload at 1x and 2x with the PV
+// ticket lock and with sync.Mutex. Measure checks each instance's
+// invariants after the run (Checker) and fails on a broken one.
+func TestWorkloadsDoRealWork(t *testing.T) {
+	for _, wl := range []string{"lockloop", "ebizzy", "dbench", "hackbench"} {
+		for _, lock := range []string{"pv-ticket", "sync.Mutex"} {
+			for _, oc := range []float64{1, 2} {
+				row, err := Measure(context.Background(), Spec{
+					Workload: wl, Lock: lock, Overcommit: oc,
+					Runs: 1, Duration: short(60*time.Millisecond, 150*time.Millisecond), Warmup: -1, Seed: 42,
+				})
+				if err != nil {
+					t.Fatalf("%s/%s/%gx: %v", wl, lock, oc, err)
+				}
+				w, _ := WorkloadByName(wl)
+				if row.OpsPerSec <= 0 || row.Unit != w.Unit || row.VMs != 1 {
+					t.Errorf("%s/%s/%gx: implausible row %+v", wl, lock, oc, row)
+				}
+				if !(row.Jain > 0 && row.Jain <= 1) || row.Fairness < 1 {
+					t.Errorf("%s/%s/%gx: fairness jain=%v max/min=%v", wl, lock, oc, row.Jain, row.Fairness)
+				}
+				if row.LatMax == 0 || row.LatP50 > row.LatP99 || row.LatP99 > row.LatMax {
+					t.Errorf("%s/%s/%gx: latency p50=%d p99=%d max=%d", wl, lock, oc, row.LatP50, row.LatP99, row.LatMax)
+				}
+			}
+		}
+	}
+}
+
+// runDirect sets a workload up on vcpus vCPUs and runs it for d, returning
+// the instance for inspection.
+func runDirect(t *testing.T, name string, vcpus int, d time.Duration, seed uint64, newLock func() sync.Locker) Instance {
+	t.Helper()
+	w, err := WorkloadByName(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: vcpus})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := w.Setup(newLock(), vcpus, Params{Seed: seed, NewLock: newLock})
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		for ctx.Err() == nil {
+			inst.Op(v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inst
+}
+
+func ticketLocks() func() sync.Locker {
+	k, _ := Lock("pv-ticket")
+	return k.New
+}
+
+func TestHackbenchDeliversEverything(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5, 8} {
+		h := runDirect(t, "hackbench", n, short(60*time.Millisecond, 150*time.Millisecond), 1, ticketLocks()).(*hackbench)
+		if err := h.Check(); err != nil {
+			t.Fatalf("%d vCPUs: %v", n, err)
+		}
+		sent, delivered := h.delivered()
+		if sent == 0 || sent != delivered || h.Units() == 0 {
+			t.Fatalf("%d vCPUs: sent %d, delivered %d, received during the run %d", n, sent, delivered, h.Units())
+		}
+		// Corrupt the books: one message too many claimed sent.
+		for i := range h.vcpus {
+			if h.vcpus[i].send {
+				h.vcpus[i].sent[h.vcpus[i].peers[0]]++
+				break
+			}
+		}
+		if err := h.Check(); err == nil || !strings.Contains(err.Error(), "arrived") {
+			t.Fatalf("%d vCPUs: Check missed a lost message: %v", n, err)
+		}
+	}
+}
+
+func TestHackbenchGroups(t *testing.T) {
+	h := setupHackbench(new(sync.Mutex), 7, Params{}).(*hackbench)
+	var roles []string
+	for _, v := range h.vcpus {
+		switch {
+		case v.send && v.recv:
+			roles = append(roles, "SR")
+		case v.send:
+			roles = append(roles, "S")
+		default:
+			roles = append(roles, "R")
+		}
+	}
+	// Groups of four, alternating, the last group of three: S R S.
+	if got := strings.Join(roles, " "); got != "S R S R S R S" {
+		t.Fatalf("roles %q", got)
+	}
+	if !slices.Equal(h.vcpus[4].peers, []int{5}) || !slices.Equal(h.vcpus[0].peers, []int{1, 3}) {
+		t.Fatalf("peers %v %v", h.vcpus[0].peers, h.vcpus[4].peers)
+	}
+	one := setupHackbench(new(sync.Mutex), 1, Params{}).(*hackbench)
+	if !one.vcpus[0].send || !one.vcpus[0].recv {
+		t.Fatal("a lone vCPU must send to itself")
+	}
+	// Every queue has its own lock when NewLock is given.
+	var made int
+	setupHackbench(new(sync.Mutex), 8, Params{NewLock: func() sync.Locker { made++; return new(sync.Mutex) }})
+	if made != 3 { // four receivers: the given lock and three new ones
+		t.Fatalf("NewLock called %d times, want 3", made)
+	}
+}
+
+func TestDbenchTableStaysConsistent(t *testing.T) {
+	d := runDirect(t, "dbench", 4, short(80*time.Millisecond, 200*time.Millisecond), 3, ticketLocks()).(*dbench)
+	if err := d.Check(); err != nil {
+		t.Fatal(err)
+	}
+	var ops [dbOps]uint64
+	for _, c := range d.vcpus {
+		for op, n := range c.ops {
+			ops[op] += n
+		}
+	}
+	for op, n := range ops {
+		if n == 0 {
+			t.Errorf("no %s operations", dbenchOpNames[op])
+		}
+	}
+	if d.tab.live == 0 {
+		t.Fatal("no files left in the table")
+	}
+	// A file moved to the wrong chain must be found.
+	for b, head := range d.tab.buckets {
+		if head >= 0 {
+			i := head
+			d.tab.buckets[b] = d.tab.files[i].next
+			other := (b + 1) % len(d.tab.buckets)
+			d.tab.files[i].next, d.tab.buckets[other] = d.tab.buckets[other], i
+			break
+		}
+	}
+	if err := d.Check(); err == nil {
+		t.Fatal("Check missed a file in the wrong chain")
+	}
+}
+
+func TestEbizzyArena(t *testing.T) {
+	e := runDirect(t, "ebizzy", 3, short(60*time.Millisecond, 150*time.Millisecond), 5, ticketLocks()).(*ebizzy)
+	if err := e.Check(); err != nil {
+		t.Fatal(err)
+	}
+	if e.Units() == 0 || e.arena.allocs != e.Units() {
+		t.Fatalf("%d records, %d allocations", e.Units(), e.arena.allocs)
+	}
+	a := newPageArena(10)
+	p1 := a.alloc(4, 1)
+	p2 := a.alloc(4, 2)
+	if p1 != 0 || p2 != 4 || a.alloc(4, 3) != -1 {
+		t.Fatalf("first fit: %d %d", p1, p2)
+	}
+	if err := a.free(p1, 4, 2); err == nil {
+		t.Fatal("freeing another vCPU's pages succeeded")
+	}
+	if err := a.free(p1, 4, 1); err != nil {
+		t.Fatal(err)
+	}
+	if p := a.alloc(2, 3); p != 0 {
+		t.Fatalf("first fit after free: %d", p)
+	}
+	if p := a.alloc(3, 3); p != -1 { // 2 free at 2..3, 2 at 8..9: no run of 3
+		t.Fatalf("alloc of 3 in fragments: %d", p)
+	}
+	e.arena.owner[0], e.arena.used[0] = 1, 1
+	if err := e.Check(); err == nil {
+		t.Fatal("Check missed a page still held")
+	}
+}
+
+// TestSeedReproducible: one vCPU doing a fixed number of dbench operations
+// makes the same choices for the same seed, other choices for another.
+func TestSeedReproducible(t *testing.T) {
+	run := func(seed uint64) ([dbOps]uint64, []uint64) {
+		w, _ := WorkloadByName("dbench")
+		d := w.Setup(new(sync.Mutex), 1, Params{Seed: seed}).(*dbench)
+		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+			for i := 0; i < 3000; i++ {
+				d.Op(v)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.vcpus[0].ops, d.vcpus[0].names
+	}
+	a1, n1 := run(7)
+	a2, n2 := run(7)
+	b, _ := run(8)
+	if a1 != a2 || !slices.Equal(n1, n2) {
+		t.Fatalf("seed 7 twice: %v %v", a1, a2)
+	}
+	if a1 == b {
+		t.Fatalf("seeds 7 and 8 made the same choices: %v", a1)
+	}
+	if runSeed(1, 0, 0) == runSeed(1, 1, 0) || runSeed(1, 0, 0) == runSeed(1, 0, 1) || runSeed(1, 0, 0) != runSeed(1, 0, 0) {
+		t.Fatal("run seeds do not depend on run and VM, or are not stable")
+	}
+}
+
+func TestSeveralVMsShareTheHost(t *testing.T) {
+	cpus, err := pvlock.HostCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vms, err := newVMs(Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1.5, VMs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	perCPU := map[int]int{}
+	total := 0
+	for _, vm := range vms {
+		for _, v := range vm.VCPUs() {
+			perCPU[v.CPU()]++
+			total++
+		}
+	}
+	if want := int(math.Round(1.5 * float64(len(cpus)))); total != want {
+		t.Fatalf("%d vCPUs, want %d", total, want)
+	}
+	lo, hi := total, 0
+	for _, c := range cpus {
+		lo, hi = min(lo, perCPU[c]), max(hi, perCPU[c])
+	}
+	if hi-lo > 1 {
+		t.Fatalf("unbalanced placement over %v: %v", cpus, perCPU)
+	}
+	if d := len(vms[0].VCPUs()) - len(vms[1].VCPUs()); d < 0 || d > 1 {
+		t.Fatalf("VM sizes %d and %d", len(vms[0].VCPUs()), len(vms[1].VCPUs()))
+	}
+
+	row, err := Measure(context.Background(), Spec{Workload: "dbench", Lock: "pv-ticket", Overcommit: 2, VMs: 2,
+		Runs: 2, Duration: 50 * time.Millisecond, Warmup: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.VMs != 2 || row.VCPUs != 2*len(cpus) || row.OpsPerSec <= 0 || row.Runs != 2 {
+		t.Fatalf("row %+v", row)
+	}
+	if _, err := Measure(context.Background(), Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0.5, VMs: 4 * len(cpus)}); err == nil {
+		t.Fatal("more VMs than vCPUs accepted")
+	}
+}
+
+func TestUndercommit(t *testing.T) {
+	row, err := Measure(context.Background(), Spec{Workload: "hackbench", Lock: "sync.Mutex", Overcommit: 0.5,
+		Runs: 1, Duration: 50 * time.Millisecond, Warmup: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.Overcommit != 0.5 || row.VCPUs < 1 || row.OpsPerSec <= 0 {
+		t.Fatalf("row %+v", row)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	for i := 0; i < histLen-1; i++ {
+		u := histUpper(i)
+		if histIndex(u) != i || histIndex(u+1) != i+1 {
+			t.Fatalf("bucket %d ends at %d: index %d, next %d", i, u, histIndex(u), histIndex(u+1))
+		}
+	}
+	if histIndex(math.MaxUint64) != histLen-1 {
+		t.Fatalf("MaxUint64 in bucket %d of %d", histIndex(math.MaxUint64), histLen)
+	}
+	var h latencyHist
+	if h.quantile(0.5) != 0 {
+		t.Fatal("empty histogram has a median")
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	xs := make([]uint64, 20000)
+	for i := range xs {
+		xs[i] = uint64(math.Exp(r.NormFloat64()*2 + 8)) // log-normal around 3µs
+		h.record(xs[i])
+	}
+	slices.Sort(xs)
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		exact := float64(xs[int(math.Ceil(q*float64(len(xs))))-1])
+		got := float64(h.quantile(q))
+		if got < exact || got > exact*1.126 {
+			t.Errorf("q%.2f = %v, exact %v", q, got, exact)
+		}
+	}
+	if h.quantile(1) != xs[len(xs)-1] || h.max != xs[len(xs)-1] {
+		t.Errorf("max %d, q1 %d, want %d", h.max, h.quantile(1), xs[len(xs)-1])
+	}
+}
+
+func TestFairnessMeasures(t *testing.T) {
+	if j := Jain([]uint64{5, 5, 5, 5}); j != 1 {
+		t.Errorf("equal shares: %v", j)
+	}
+	if j := Jain([]uint64{8, 0, 0, 0}); j != 0.25 {
+		t.Errorf("one takes all: %v", j)
+	}
+	if j := Jain(nil); j != 1 {
+		t.Errorf("nobody: %v", j)
+	}
+	if m := MaxMin([]uint64{10, 5, 20}); m != 4 {
+		t.Errorf("max/min %v", m)
+	}
+	if m := MaxMin([]uint64{7, 0}); m != 7 {
+		t.Errorf("starved vCPU counts as one: %v", m)
+	}
+}
+
+// TestProbeCountsAndSamples: acquisitions through Acquire are charged to
+// the vCPU, plain Lock calls to nobody, and both are sampled.
+func TestProbeCountsAndSamples(t *testing.T) {
+	m := newMeter(2)
+	p := m.wrap(new(sync.Mutex))
+	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		n := 1000 * (v.Index() + 1)
+		for i := 0; i < n; i++ {
+			Acquire(p, v)
+			p.Unlock()
+		}
+		for i := 0; i < 1600; i++ {
+			p.Lock()
+			p.Unlock()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acq, plain := m.acquisitions()
+	if !slices.Equal(acq, []uint64{1000, 2000}) || plain != 3200 {
+		t.Fatalf("acquisitions %v plain %d", acq, plain)
+	}
+	var h latencyHist
+	m.mergeInto(&h)
+	// 3000/16 attributed samples exactly; plain ones are random, 1 in 16.
+	if h.n < 3000/SampleEvery+50 || h.n > 3000/SampleEvery+400 {
+		t.Fatalf("%d samples", h.n)
+	}
+	r := &runResult{acq: acq, plain: plain, ops: []uint64{1, 1}}
+	if !slices.Equal(r.fairnessCounts(), []uint64{1, 1}) {
+		t.Fatal("fairness must fall back to ops when some acquisitions are not charged")
+	}
+	r.plain = 0
+	if !slices.Equal(r.fairnessCounts(), acq) {
+		t.Fatal("fairness must use acquisitions when all are charged")
+	}
+}
+
+func TestReportsNewColumns(t *testing.T) {
+	rows := []Row{
+		{Workload: "ebizzy", Lock: "pv-ticket", Overcommit: 1, OpsPerSec: 1000, VCPUs: 2, VMs: 1, Unit: "records",
+			Jain: 0.987, LatP50: 120, LatP99: 45000, LatMax: 3500000},
+	}
+	var b bytes.Buffer
+	if err := WriteMatrix(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"records/s", "jain", "0.987", "120ns", "45.0µs", "3.50ms"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("matrix lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteJSON(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	var back []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]any{"jain": 0.987, "lat_p50_ns": 120.0, "lat_p99_ns": 45000.0,
+		"lat_max_ns": 3500000.0, "vms": 1.0, "unit": "records", "fairness_max_min": 0.0, "ops_per_sec": 1000.0} {
+		if back[0][f] != want {
+			t.Errorf("JSON %s = %v, want %v", f, back[0][f], want)
+		}
+	}
+	b.Reset()
+	if err := WriteCSV(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 2 || !strings.HasSuffix(lines[0], ",vms,unit,jain,lat_p50_ns,lat_p99_ns,lat_max_ns") ||
+		!strings.HasSuffix(lines[1], ",1,records,0.9870,120,45000,3500000") {
+		t.Errorf("CSV:\n%s", b.String())
+	}
+}
+
+func TestWritePlots(t *testing.T) {
+	var rows []Row
+	for i, lock := range []string{"native-ticket", "pv-ticket", "sync.Mutex"} {
+		for _, oc := range []float64{0.5, 1, 2, 4} {
+			rows = append(rows, Row{Workload: "lockloop", Lock: lock, Overcommit: oc, Unit: "ops", Runs: 3, PCPUs: 2, VMs: 1,
+				OpsPerSec: 1000 / oc * float64(i+1), Stdev: 10, Jain: 1 / oc, LatP99: uint64(1000 * oc)})
+		}
+	}
+	rows = append(rows, Row{Workload: "ebizzy", Lock: "pv-ticket", Overcommit: 1, Unit: "records", OpsPerSec: 5, Jain: 1})
+	dir := filepath.Join(t.TempDir(), "plots")
+	files, err := WritePlots(dir, rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2*3*len(PlotFormats) {
+		t.Fatalf("files %v", files)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch filepath.Ext(f) {
+		case ".png":
+			if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+				t.Errorf("%s is not a PNG", f)
+			}
+		case ".svg":
+			if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("pv-ticket")) {
+				t.Errorf("%s is not an SVG with the legend", f)
+			}
+		}
+	}
+	for v, want := range map[float64]string{0: "0", 500: "500", 80000: "80k", 2.5e6: "2.5M"} {
+		if got := siLabel(v); got != want {
+			t.Errorf("siLabel(%v) = %q, want %q", v, got, want)
+		}
+	}
+	if _, err := WritePlots(dir, nil); err == nil {
+		t.Error("plotting no rows succeeded")
+	}
+	if _, err := WritePlots(files[0], rows); err == nil {
+		t.Error("plotting into a file succeeded")
+	}
+}
