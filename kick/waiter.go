@@ -76,6 +76,18 @@ type Counters struct {
 	HaltedNanos   uint64 // total time spent asleep in Halt
 }
 
+// HaltHook lets the owner of a Waiter track when it really sleeps. Halt
+// calls Halting on the halting goroutine once it has committed to sleep (no
+// kick token was pending) and before it sleeps, and Resumed on the same
+// goroutine after the sleep ended, for whatever reason, before Halt returns.
+// A Halt that consumes an early token calls neither. pvlock uses the hook to
+// know which vCPUs are halted and to run work deferred to them on the way
+// out, before the halting lock returns to its caller.
+type HaltHook interface {
+	Halting()
+	Resumed()
+}
+
 // Waiter is a parking slot for one waiting goroutine. A Waiter is used by
 // one waiter at a time; Kick may be called from any goroutine.
 type Waiter struct {
@@ -94,6 +106,9 @@ type Waiter struct {
 	// Slot is a small integer identifying the Waiter's owner for sharded
 	// statistics (pvlock stores the vCPU's global index here).
 	Slot int
+	// Hook, if set before the Waiter is first used, is told about each
+	// real sleep (see HaltHook).
+	Hook HaltHook
 
 	// table linkage; guarded by the bucket lock of the table the Waiter
 	// is published in.
@@ -141,6 +156,9 @@ func (w *Waiter) Halt(timeout time.Duration) Result {
 		return Kicked
 	}
 	w.halts.Add(1)
+	if w.Hook != nil {
+		w.Hook.Halting()
+	}
 	start := time.Now()
 	var r Result
 	if w.backend == Futex {
@@ -149,6 +167,9 @@ func (w *Waiter) Halt(timeout time.Duration) Result {
 		r = w.sleepPark(timeout)
 	}
 	w.haltedNanos.Add(uint64(time.Since(start)))
+	if w.Hook != nil {
+		w.Hook.Resumed()
+	}
 	switch r {
 	case Spurious:
 		w.spurious.Add(1)
