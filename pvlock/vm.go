@@ -89,6 +89,7 @@ type VM struct {
 	pinning Pinning
 	vcpus   []*VCPU
 	running atomic.Bool
+	calls   callRegistry // open Shootdowns (shootdown.go)
 }
 
 var vmSeq atomic.Int64
@@ -122,6 +123,8 @@ func NewVM(cfg Config) (*VM, error) {
 		// (such as a metrics scrape) may read it while the VM starts.
 		v.waiter = kick.NewWaiter(kick.Futex)
 		v.waiter.Owner = v
+		v.waiter.Hook = (*haltHook)(v)
+		v.exec.word.Store(exOffline)
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}
@@ -278,6 +281,9 @@ type VCPU struct {
 
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
+
+	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
+	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
 
 // VM returns the vCPU's VM.
@@ -366,6 +372,8 @@ func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, read
 	if ctx.Err() != nil {
 		return
 	}
+	v.enter()
+	defer v.leave()
 	if err := fn(ctx, v); err != nil {
 		fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, err))
 	}

@@ -1,0 +1,215 @@
+package pvlock
+
+import (
+	"bytes"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pvlock/pvlock/internal/relax"
+	"golang.org/x/sys/unix"
+)
+
+// Lock-break (seeds/002: KVM's mmu_lock during dirty logging). A vCPU that
+// holds a lock for a long batch makes every other vCPU wait for the whole
+// batch. The kernel's fix is to check, every so many units of work, whether
+// the lock is contended or the scheduler wants the CPU, and if so to drop
+// the lock, let the others in and take it again (cond_resched_lock with
+// spin_needbreak or spin_is_contended). CondRelock is that check:
+//
+//	mu.Lock()
+//	for i, page := range pages {
+//		protect(page)
+//		if i%512 == 511 {
+//			v.CondRelock(&mu) // others get a turn; the batch goes on
+//		}
+//	}
+//	mu.Unlock()
+//
+// The caller must not rely on anything it read under the lock before the
+// call staying true after it: the lock may have been released in between.
+
+// Contender is a lock that can tell whether someone is waiting for it, like
+// ticket.Lock (the kernel's spin_is_contended).
+type Contender interface {
+	sync.Locker
+	IsContended() bool
+}
+
+// breakPause is how many PAUSEs CondRelock spends between its unlock and its
+// re-lock when it does not yield, the kernel's cpu_relax(): a breath in
+// which a waiter that spins on the lock can take it.
+const breakPause = 16
+
+// CondRelock is called by the holder of l in a long batch: if another
+// goroutine waits for l, it unlocks l, pauses briefly and locks l again,
+// and reports true; otherwise it returns false at the cost of one
+// IsContended check. The caller holds l when CondRelock returns, either way.
+//
+// For a fair lock such as a ticket lock, the re-lock queues behind every
+// waiter that was already waiting, so each of them gets exactly one turn
+// per break and the batch then continues: waiters wait for one step of the
+// batch instead of all of it, and the batch still completes.
+func CondRelock(l Contender) bool {
+	if !l.IsContended() {
+		return false
+	}
+	l.Unlock()
+	relax.Pause(breakPause)
+	l.Lock()
+	return true
+}
+
+// CondRelock is the vCPU-aware CondRelock: it also breaks when the host
+// asks v to yield, and then gives v's physical CPU away (sched_yield) while
+// it does not hold l. The host asks in either of two ways:
+//
+//   - explicitly: RequestYield raised v's yield request since v's last
+//     check (the request is consumed by the check);
+//   - implicitly: v's steal time, the time its thread spent runnable but
+//     waiting for a CPU, grew by at least YieldSteal since v's previous
+//     steal check. That means another thread shares v's CPU and Linux is
+//     time-slicing them, so v will be preempted again soon; yielding at a
+//     point where it holds no lock is better than being preempted inside
+//     the batch, holding it (lock-holder preemption).
+//
+// Steal is read (one pread of /proc/self/task/<tid>/schedstat, about a
+// microsecond) at most once per StealCheckInterval, so a call that does not
+// break costs one IsContended, one atomic load and one clock read.
+//
+// CondRelock must be called on v's own thread, by the holder of l.
+func (v *VCPU) CondRelock(l Contender) bool {
+	yield := v.hostWantsYield()
+	if !yield && !l.IsContended() {
+		return false
+	}
+	l.Unlock()
+	if yield {
+		v.brk.yields.Add(1)
+		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	} else {
+		relax.Pause(breakPause)
+	}
+	l.Lock()
+	return true
+}
+
+// RequestYield asks v to give up its physical CPU at its next lock break
+// (its next CondRelock). It may be called from any goroutine; the request
+// stays until v consumes it.
+func (v *VCPU) RequestYield() { v.brk.request.Store(true) }
+
+// Yields returns how many times CondRelock on v yielded its CPU during the
+// current (or last) run of its VM.
+func (v *VCPU) Yields() uint64 { return v.brk.yields.Load() }
+
+// StealCheckInterval is the minimum time between two reads of a vCPU's
+// steal time by CondRelock.
+const StealCheckInterval = 50 * time.Microsecond
+
+// DefaultYieldSteal is the default YieldSteal: a tenth of the ≈2.7 ms time
+// slice a CPU-bound thread gets when it shares a core here, so one
+// preemption is enough, while a short interruption by a kernel thread is not.
+const DefaultYieldSteal = 250 * time.Microsecond
+
+var yieldSteal atomic.Int64
+
+func init() { yieldSteal.Store(int64(DefaultYieldSteal)) }
+
+// SetYieldSteal sets the steal-time growth that makes CondRelock yield
+// (see VCPU.CondRelock); d <= 0 turns steal-based yields off, leaving
+// only explicit requests.
+func SetYieldSteal(d time.Duration) { yieldSteal.Store(int64(d)) }
+
+// YieldSteal returns the steal-time growth that makes CondRelock yield.
+func YieldSteal() time.Duration { return time.Duration(yieldSteal.Load()) }
+
+// breakState is a vCPU's lock-break bookkeeping. request is set by any
+// goroutine; yields is written by the vCPU and read atomically by others;
+// the rest belongs to the vCPU's thread.
+type breakState struct {
+	request   atomic.Bool
+	yields    atomic.Uint64
+	fd        int   // schedstat of the vCPU's thread while fdState is fdOpen
+	fdState   uint8 // fdNone, fdOpen or fdFailed
+	lastCheck int64 // monotonic ns of the last steal read
+	lastSteal int64 // run_delay at the last steal read, ns
+}
+
+const (
+	fdNone   = iota // not opened yet in this run
+	fdOpen          // open
+	fdFailed        // opening failed: no steal-based yields in this run
+)
+
+// monoBase anchors the monotonic clock used for rate limiting.
+var monoBase = time.Now()
+
+// reset prepares the bookkeeping when the vCPU enters its workload.
+func (b *breakState) reset(steal int64) {
+	b.close()
+	b.yields.Store(0)
+	b.lastCheck = int64(time.Since(monoBase))
+	b.lastSteal = steal
+}
+
+// close releases the schedstat descriptor.
+func (b *breakState) close() {
+	if b.fdState == fdOpen {
+		unix.Close(b.fd)
+	}
+	b.fdState = fdNone
+}
+
+// hostWantsYield consumes an explicit request, or reports a steal-time jump.
+func (v *VCPU) hostWantsYield() bool {
+	b := &v.brk
+	if b.request.Load() && b.request.Swap(false) {
+		return true
+	}
+	bound := yieldSteal.Load()
+	if bound <= 0 {
+		return false
+	}
+	now := int64(time.Since(monoBase))
+	if now-b.lastCheck < int64(StealCheckInterval) {
+		return false
+	}
+	b.lastCheck = now
+	steal, ok := v.readSteal()
+	if !ok {
+		return false
+	}
+	grew := steal-b.lastSteal >= bound
+	b.lastSteal = steal
+	return grew
+}
+
+// readSteal returns the run_delay of the vCPU's thread, keeping the
+// schedstat file open between reads.
+func (v *VCPU) readSteal() (int64, bool) {
+	b := &v.brk
+	switch b.fdState {
+	case fdFailed:
+		return 0, false
+	case fdNone:
+		fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(int(v.tid.Load()))+"/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			b.fdState = fdFailed
+			return 0, false
+		}
+		b.fd, b.fdState = fd, fdOpen
+	}
+	var buf [96]byte
+	n, err := unix.Pread(b.fd, buf[:], 0)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	f := bytes.Fields(buf[:n])
+	if len(f) < 2 {
+		return 0, false
+	}
+	d, err := strconv.ParseInt(string(f[1]), 10, 64)
+	return d, err == nil
+}
