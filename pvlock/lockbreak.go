@@ -62,17 +62,22 @@ func CondRelock(l Contender) bool {
 }
 
 // CondRelock is the vCPU-aware CondRelock: it also breaks when the host
-// asks v to yield, and then gives v's physical CPU away (sched_yield) while
-// it does not hold l. The host asks in either of two ways:
+// wants v's physical CPU back, and then gives the CPU away (sched_yield)
+// while it does not hold l. The host wants the CPU, as far as user space
+// can tell, in either of two cases:
 //
-//   - explicitly: RequestYield raised v's yield request since v's last
-//     check (the request is consumed by the check);
-//   - implicitly: v's steal time, the time its thread spent runnable but
-//     waiting for a CPU, grew by at least YieldSteal since v's previous
-//     steal check. That means another thread shares v's CPU and Linux is
-//     time-slicing them, so v will be preempted again soon; yielding at a
-//     point where it holds no lock is better than being preempted inside
-//     the batch, holding it (lock-holder preemption).
+//   - it asked explicitly: RequestYield was called since v's last check
+//     (the request is consumed by the check);
+//   - v's time slice is about to end: v shares its CPU with other runnable
+//     threads (its steal time, the run-queue wait of its thread, grew by at
+//     least PreemptedSteal between two checks, so Linux preempted it and
+//     has just given the CPU back), and it has run for at least YieldSlice
+//     since then. This is the user-space stand-in for the kernel's
+//     need_resched: Linux is about to preempt v anyway, and it had better
+//     do so while v holds no lock than in the middle of the batch
+//     (lock-holder preemption). A vCPU that has the CPU to itself is never
+//     preempted, so it never yields; after a yield, v waits for the next
+//     preemption before it yields again.
 //
 // Steal is read (one pread of /proc/self/task/<tid>/schedstat, about a
 // microsecond) at most once per StealCheckInterval, so a call that does not
@@ -108,22 +113,26 @@ func (v *VCPU) Yields() uint64 { return v.brk.yields.Load() }
 // steal time by CondRelock.
 const StealCheckInterval = 50 * time.Microsecond
 
-// DefaultYieldSteal is the default YieldSteal: a tenth of the ≈2.7 ms time
-// slice a CPU-bound thread gets when it shares a core here, so one
-// preemption is enough, while a short interruption by a kernel thread is not.
-const DefaultYieldSteal = 250 * time.Microsecond
+// PreemptedSteal is the steal-time growth between two checks that counts
+// as a preemption: more than a wake-up's wait for a CPU, less than the
+// shortest time slice.
+const PreemptedSteal = 100 * time.Microsecond
 
-var yieldSteal atomic.Int64
+// DefaultYieldSlice is the default YieldSlice: a little under the ≈2.7 ms
+// median time slice of a CPU-bound thread sharing a core on our machines.
+const DefaultYieldSlice = 2 * time.Millisecond
 
-func init() { yieldSteal.Store(int64(DefaultYieldSteal)) }
+var yieldSlice atomic.Int64
 
-// SetYieldSteal sets the steal-time growth that makes CondRelock yield
-// (see VCPU.CondRelock); d <= 0 turns steal-based yields off, leaving
-// only explicit requests.
-func SetYieldSteal(d time.Duration) { yieldSteal.Store(int64(d)) }
+func init() { yieldSlice.Store(int64(DefaultYieldSlice)) }
 
-// YieldSteal returns the steal-time growth that makes CondRelock yield.
-func YieldSteal() time.Duration { return time.Duration(yieldSteal.Load()) }
+// SetYieldSlice sets how long a vCPU that shares its CPU runs after a
+// preemption before CondRelock yields for it (see VCPU.CondRelock); d <= 0
+// turns these yields off, leaving only explicit requests.
+func SetYieldSlice(d time.Duration) { yieldSlice.Store(int64(d)) }
+
+// YieldSlice returns the current yield slice.
+func YieldSlice() time.Duration { return time.Duration(yieldSlice.Load()) }
 
 // breakState is a vCPU's lock-break bookkeeping. request is set by any
 // goroutine; yields is written by the vCPU and read atomically by others;
@@ -135,23 +144,27 @@ type breakState struct {
 	fdState   uint8 // fdNone, fdOpen or fdFailed
 	lastCheck int64 // monotonic ns of the last steal read
 	lastSteal int64 // run_delay at the last steal read, ns
+	resumedAt int64 // monotonic ns of the check that saw the last preemption; 0: none pending
 }
 
 const (
 	fdNone   = iota // not opened yet in this run
 	fdOpen          // open
-	fdFailed        // opening failed: no steal-based yields in this run
+	fdFailed        // opening failed: no slice-based yields in this run
 )
 
 // monoBase anchors the monotonic clock used for rate limiting.
 var monoBase = time.Now()
 
+func mono() int64 { return int64(time.Since(monoBase)) }
+
 // reset prepares the bookkeeping when the vCPU enters its workload.
 func (b *breakState) reset(steal int64) {
 	b.close()
 	b.yields.Store(0)
-	b.lastCheck = int64(time.Since(monoBase))
+	b.lastCheck = mono()
 	b.lastSteal = steal
+	b.resumedAt = 0
 }
 
 // close releases the schedstat descriptor.
@@ -162,17 +175,18 @@ func (b *breakState) close() {
 	b.fdState = fdNone
 }
 
-// hostWantsYield consumes an explicit request, or reports a steal-time jump.
+// hostWantsYield consumes an explicit request, or reports that v has run a
+// whole slice since Linux last preempted it.
 func (v *VCPU) hostWantsYield() bool {
 	b := &v.brk
 	if b.request.Load() && b.request.Swap(false) {
 		return true
 	}
-	bound := yieldSteal.Load()
-	if bound <= 0 {
+	slice := yieldSlice.Load()
+	if slice <= 0 {
 		return false
 	}
-	now := int64(time.Since(monoBase))
+	now := mono()
 	if now-b.lastCheck < int64(StealCheckInterval) {
 		return false
 	}
@@ -181,9 +195,15 @@ func (v *VCPU) hostWantsYield() bool {
 	if !ok {
 		return false
 	}
-	grew := steal-b.lastSteal >= bound
+	if steal-b.lastSteal >= int64(PreemptedSteal) {
+		b.resumedAt = now // preempted since the last check: a new slice starts
+	}
 	b.lastSteal = steal
-	return grew
+	if b.resumedAt != 0 && now-b.resumedAt >= slice {
+		b.resumedAt = 0
+		return true
+	}
+	return false
 }
 
 // readSteal returns the run_delay of the vCPU's thread, keeping the

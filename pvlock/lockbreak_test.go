@@ -55,11 +55,11 @@ func TestCondRelock(t *testing.T) {
 }
 
 // TestVCPUCondRelockYield checks both ways the host asks a vCPU to yield:
-// an explicit request (consumed by one break) and steal-time growth (two
-// busy vCPUs sharing one CPU preempt each other, so their steal grows).
+// an explicit request (consumed by one break), and a slice run out after a
+// preemption.
 func TestVCPUCondRelockYield(t *testing.T) {
-	defer pvlock.SetYieldSteal(pvlock.YieldSteal())
-	pvlock.SetYieldSteal(0)
+	defer pvlock.SetYieldSlice(pvlock.YieldSlice())
+	pvlock.SetYieldSlice(0)
 	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -87,9 +87,11 @@ func TestVCPUCondRelockYield(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Two busy vCPUs on one CPU: each is preempted every time slice and
+	// runs for longer than a short yield slice after each preemption.
 	cpus, _ := pvlock.HostCPUs()
-	for _, bound := range []time.Duration{0, pvlock.DefaultYieldSteal} {
-		pvlock.SetYieldSteal(bound)
+	for _, slice := range []time.Duration{0, 300 * time.Microsecond} {
+		pvlock.SetYieldSlice(slice)
 		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
 		if err != nil {
 			t.Fatal(err)
@@ -109,11 +111,11 @@ func TestVCPUCondRelockYield(t *testing.T) {
 			t.Fatal(err)
 		}
 		yields := vm.VCPUs()[0].Yields() + vm.VCPUs()[1].Yields()
-		if bound == 0 && yields != 0 {
-			t.Fatalf("steal-based yields off, yet %d yields", yields)
+		if slice == 0 && yields != 0 {
+			t.Fatalf("slice-based yields off, yet %d yields", yields)
 		}
-		if bound > 0 && yields == 0 {
-			t.Fatalf("two busy vCPUs on one CPU for 150ms never saw steal grow by %v", bound)
+		if slice > 0 && yields == 0 {
+			t.Fatalf("two busy vCPUs on one CPU for 150ms never yielded after running %v past a preemption", slice)
 		}
 	}
 }

@@ -316,6 +316,51 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 	}
 }
 
+// TestShootdownAckedBySpinningWaiter calls, while holding a native ticket
+// lock, a vCPU that spins on that lock and never halts: only the poll in the
+// lock's spin loop can acknowledge, and without it the call would wait
+// until its deadline.
+func TestShootdownAckedBySpinningWaiter(t *testing.T) {
+	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
+		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs [2]atomic.Int64
+		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu := ticket.New(ticket.Native())
+		mu.Lock()
+		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+			if v.Index() == 1 {
+				mu.Lock() // spins until vCPU 0 unlocks
+				mu.Unlock()
+				return nil
+			}
+			defer mu.Unlock()
+			for !mu.IsContended() {
+				time.Sleep(50 * time.Microsecond)
+			}
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			st, err := sd.Call(cctx, v, nil)
+			if err != nil {
+				return err
+			}
+			if st != (pvlock.CallStats{Acked: 2}) || runs[1].Load() != 1 {
+				return fmt.Errorf("%+v, spinning vCPU ran the handler %d times", st, runs[1].Load())
+			}
+			return nil
+		})
+		sd.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", mode, err)
+		}
+	}
+}
+
 func TestShootdownErrors(t *testing.T) {
 	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
 	if err != nil {

@@ -174,7 +174,7 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 	}
 	st := l.stats()
 	pv := l.mode == modePV
-	for {
+	for spins := uint32(1); ; {
 		for i := l.spinThreshold(); i > 0; i-- {
 			head := uint32(l.word.Load())
 			if head == ticket {
@@ -189,6 +189,9 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 				// so spinning now only delays it. Halt at once.
 				st.IncHint(ticket, evHaltEarly)
 				break
+			}
+			if spins++; spins%pvlock.SpinPollEvery == 0 {
+				pvlock.PollCurrent() // acknowledge cross-vCPU calls while we spin
 			}
 			relax.Pause(1)
 		}
