@@ -47,10 +47,12 @@ import (
 //
 // # The state word
 //
-//	bit      set by                       cleared by
-//	offline  vCPU, leaving its workload    vCPU, entering its workload
-//	halted   vCPU, Halting hook            vCPU, Resumed hook
-//	pending  initiator, after posting      vCPU, at the start of a drain
+//	bit      set by                         cleared by
+//	online   vCPU, entering its workload     vCPU, leaving its workload
+//	halted   vCPU, Halting hook              vCPU, Resumed hook
+//	pending  initiator, after posting        vCPU, at the start of a drain
+//
+// The zero word is an offline vCPU with nothing pending.
 //
 // Every transition is an atomic read-modify-write that returns the old word,
 // so the initiator's "post, then set pending" and the vCPU's "leave halt or
@@ -59,7 +61,7 @@ import (
 // workload code, or the vCPU's comes first, and the initiator sees it
 // running and waits for its acknowledgement (a Poll).
 const (
-	exOffline uint32 = 1 << 0
+	exOnline  uint32 = 1 << 0
 	exHalted  uint32 = 1 << 1
 	exPending uint32 = 1 << 2
 )
@@ -104,7 +106,7 @@ func (s VCPUState) String() string {
 func (v *VCPU) State() VCPUState {
 	w := v.exec.word.Load()
 	switch {
-	case w&exOffline != 0:
+	case w&exOnline == 0:
 		return VCPUOffline
 	case w&exHalted != 0:
 		return VCPUHalted
@@ -141,14 +143,14 @@ func (h *haltHook) Resumed() {
 // posted while it was offline.
 func (v *VCPU) enter() {
 	v.brk.reset(v.stealStart.Load())
-	if v.exec.word.And(^exOffline)&exPending != 0 {
+	if v.exec.word.Or(exOnline)&exPending != 0 {
 		v.drain()
 	}
 }
 
 // leave marks the vCPU offline when its workload has returned.
 func (v *VCPU) leave() {
-	v.exec.word.Or(exOffline)
+	v.exec.word.And(^exOnline)
 	v.brk.close()
 }
 
@@ -460,7 +462,7 @@ func (s *Shootdown) sweep(wait []waitee, g uint64, st *CallStats) []waitee {
 		// passes through an RMW that returns our flag.
 		word := t.exec.word.Load()
 		switch {
-		case word&exOffline != 0:
+		case word&exOnline == 0:
 			st.Offline++
 			continue
 		case word&exHalted != 0 && s.mode == ShootdownPV:

@@ -65,7 +65,7 @@ func runInterleaving(mode ShootdownMode, order []int) error {
 		return err
 	}
 	defer s.Close()
-	v.exec.word.And(^exOffline) // in its workload, as enter() would leave it
+	v.exec.word.Or(exOnline) // in its workload, as enter() would leave it
 	hook := (*haltHook)(v)
 	const g = 1
 	s.gen.Store(g)

@@ -124,7 +124,6 @@ func NewVM(cfg Config) (*VM, error) {
 		v.waiter = kick.NewWaiter(kick.Futex)
 		v.waiter.Owner = v
 		v.waiter.Hook = (*haltHook)(v)
-		v.exec.word.Store(exOffline)
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}

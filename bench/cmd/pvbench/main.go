@@ -169,6 +169,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "torture" {
 		return runTorture(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && labCommands[args[0]] != nil {
+		return labCommands[args[0]](args[1:], stdout, stderr) // lab.go
+	}
 	o, err := parse(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

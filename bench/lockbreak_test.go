@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/ticket"
+)
+
+func TestMeasureLockBreak(t *testing.T) {
+	for _, brk := range []bool{false, true} {
+		row, err := MeasureLockBreak(context.Background(), LockBreakSpec{
+			Overcommit: 1, Break: brk, Runs: 2, Duration: 150 * time.Millisecond, Warmup: -1,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%+v", row)
+		if row.ShortOps == 0 || row.BatchesPerSec <= 0 || row.ShortPerSec <= 0 || row.Lock != "pv-ticket" || row.Break != brk {
+			t.Fatalf("break=%v: implausible row %+v", brk, row)
+		}
+		if !(row.P50 > 0 && row.P50 <= row.P99 && row.P99 <= row.Max) {
+			t.Fatalf("break=%v: latencies not ordered: p50 %v p99 %v max %v", brk, row.P50, row.P99, row.Max)
+		}
+		// Off: never breaks. On: the short vCPU waits behind every batch,
+		// so batches must break.
+		if brk != (row.Breaks > 0) {
+			t.Fatalf("break=%v but %.1f breaks per batch", brk, row.Breaks)
+		}
+	}
+}
+
+func TestMeasureLockBreakErrors(t *testing.T) {
+	for _, s := range []LockBreakSpec{
+		{Lock: "sync.Mutex", Overcommit: 1, Break: true},
+		{Lock: "nope", Overcommit: 1},
+		{Overcommit: 0},
+		{Overcommit: 1, CPUs: []int{1 << 20}},
+	} {
+		if _, err := MeasureLockBreak(context.Background(), s); err == nil {
+			t.Errorf("MeasureLockBreak(%+v) succeeded", s)
+		}
+	}
+}
+
+func TestLatencyMicros(t *testing.T) {
+	ns := make([]int64, 0, 1000)
+	for i := 1000; i >= 1; i-- {
+		ns = append(ns, int64(i)*1000) // 1..1000 µs, unsorted
+	}
+	p50, p99, maxv := latencyMicros(ns)
+	if p50 != 500 || p99 != 990 || maxv != 1000 {
+		t.Fatalf("p50 %v p99 %v max %v, want 500 990 1000", p50, p99, maxv)
+	}
+	if a, b, c := latencyMicros(nil); a != 0 || b != 0 || c != 0 {
+		t.Fatal("empty input")
+	}
+}
+
+func TestLockBreakTable(t *testing.T) {
+	rows := []LockBreakRow{
+		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: false, P50: 1500, P99: 2100.5, Max: 3000, BatchesPerSec: 400},
+		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: true, P50: 20, P99: 80.25, Max: 900, BatchesPerSec: 380, Breaks: 12.5},
+	}
+	var b bytes.Buffer
+	if err := WriteLockBreakTable(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"p99 µs", "2x", " off", " on", "2100.5", "80.2", "12.5"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteLockBreakJSON(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	var back []map[string]any
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"lock_break", "p50_us", "p99_us", "max_us", "batches_per_sec", "breaks_per_batch"} {
+		if _, ok := back[1][f]; !ok {
+			t.Errorf("JSON row lacks %q: %v", f, back[1])
+		}
+	}
+}
+
+func TestLockBreakRegistered(t *testing.T) {
+	row, err := Measure(context.Background(), Spec{Workload: "lockbreak", Lock: "pv-ticket", Overcommit: 1,
+		Runs: 1, Duration: 100 * time.Millisecond, Warmup: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if row.OpsPerSec <= 0 {
+		t.Fatalf("row %+v", row)
+	}
+}
+
+// wrapped is a lock wrapper like a measuring probe: it forwards to the lock
+// it wraps and exposes it with Inner.
+type wrapped struct{ inner sync.Locker }
+
+func (w *wrapped) Lock()              { w.inner.Lock() }
+func (w *wrapped) Unlock()            { w.inner.Unlock() }
+func (w *wrapped) Inner() sync.Locker { return w.inner }
+
+func TestContenderSeesThroughWrappers(t *testing.T) {
+	tk := ticket.New()
+	if contender(tk) == nil || contender(&wrapped{tk}) != pvlock.Contender(tk) {
+		t.Fatal("ticket lock, bare or wrapped, not found to be a Contender")
+	}
+	if contender(new(sync.Mutex)) != nil || contender(&wrapped{new(sync.Mutex)}) != nil {
+		t.Fatal("sync.Mutex taken for a Contender")
+	}
+}
