@@ -40,4 +40,16 @@
 // unlocks it: when the workload returns, the goroutine exits while locked
 // and the Go runtime terminates the pinned thread, so no pinned thread ever
 // goes back to run unrelated goroutines.
+//
+// # Cross-vCPU calls and lock-break
+//
+// The runtime tracks whether each vCPU is running its workload, halted in
+// kick (a lock's slow path, or Idle) or offline (VCPU.State). A Shootdown
+// uses that to make every vCPU run a handler, say to drop a stale cached
+// view: the native call waits for every vCPU, the PV call leaves halted
+// ones a flush-on-entry flag and does not wait for them (seeds/004). Running
+// vCPUs acknowledge with VCPU.Poll between operations, and lock spin loops
+// acknowledge through PollCurrent. CondRelock and VCPU.CondRelock let the
+// holder of a lock that works through a long batch drop and retake it when
+// others wait or the host wants the CPU back (seeds/002).
 package pvlock
