@@ -13,39 +13,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A cross-vCPU call (a "shootdown", after the TLB shootdowns of seeds/004):
-// an initiator asks a set of vCPUs to run a handler, for example to drop a
-// cached copy of shared state, and waits until each has. The native call
-// waits for every online target; the PV call does not wait for targets that
-// are known not to be running workload code and leaves them a
-// flush-on-entry flag instead, which they honour before they run workload
-// code again.
-//
-// # What "not running" means here
-//
-// The runtime keeps one state word per vCPU. A vCPU is "not running" when
-// it is provably outside its workload code:
-//
-//   - halted: its thread is inside kick.Waiter.Halt, between the waiter's
-//     Halting and Resumed hooks, asleep in FUTEX_WAIT or on its way in or out
-//     (lock slow paths and Idle halt there);
-//   - offline: the workload function of VM.Run is not running on it (the VM
-//     is not running, or the vCPU has not entered or has already left it).
-//
-// Both ends are on the vCPU's own thread, so nothing can run workload code
-// between "not running" and the check of the flag on the way out.
-//
-// A vCPU that Linux preempted in the middle of workload code is *running*
-// as far as the runtime knows, and is waited for in both modes. User space
-// cannot skip it safely: when Linux resumes the thread, it continues the
-// workload at the instruction where it stopped, and nothing runs on its
-// behalf first. The kernel's PV flush can skip preempted vCPUs because the
-// host runs code (the flush) before the next VM entry; a Go program has no
-// such hook without kernel help (restartable sequences only restart short
-// assembly sections). So the PV call saves the wait, and the wake-up, of
-// halted and offline vCPUs only.
-//
-// # The state word
+// The per-vCPU state word of cross-vCPU calls (see Shootdown for what
+// "running", "halted" and "offline" guarantee).
 //
 //	bit      set by                         cleared by
 //	online   vCPU, entering its workload     vCPU, leaving its workload
@@ -75,8 +44,8 @@ type execState struct {
 	_        cpu.CacheLinePad
 }
 
-// VCPUState is what the runtime knows of a vCPU's execution (see the
-// package's shootdown notes for what each state guarantees).
+// VCPUState is what the runtime knows of a vCPU's execution (see Shootdown
+// for what each state guarantees).
 type VCPUState uint8
 
 const (
@@ -244,9 +213,39 @@ func (m ShootdownMode) String() string {
 	return fmt.Sprintf("ShootdownMode(%d)", int(m))
 }
 
-// Shootdown is a cross-vCPU call on the vCPUs of one VM: Call asks target
-// vCPUs to run the handler and returns once each of them has run it or,
-// in PV mode, is halted and will run it before it next runs workload code.
+// Shootdown is a cross-vCPU call on the vCPUs of one VM (after the TLB
+// shootdowns of seeds/004): Call asks target vCPUs to run the handler, for
+// example to drop a cached copy of shared state, and returns once each of
+// them has run it or, in PV mode, is halted and will run it before it next
+// runs workload code (flush on entry).
+//
+// # What "not running" means
+//
+// The runtime keeps one state word per vCPU (VCPU.State). A vCPU is known
+// not to be running workload code when it is
+//
+//   - halted: its thread is inside kick.Waiter.Halt, between the waiter's
+//     Halting and Resumed hooks, asleep in FUTEX_WAIT or on its way in or
+//     out (lock slow paths and Idle halt there); or
+//   - offline: the workload function of VM.Run is not running on it (the VM
+//     is not running, or the vCPU has not entered it yet or has left it).
+//
+// Both transitions back to running happen on the vCPU's own thread, as an
+// atomic read-modify-write of the state word that also returns the pending
+// flag, and the vCPU runs the handler before it goes on; so nothing can run
+// workload code between "seen not running" and the handler.
+//
+// A vCPU that Linux preempted in the middle of workload code is running as
+// far as the runtime knows, and both modes wait for it. User space cannot
+// skip it safely: when Linux resumes the thread, it continues the workload
+// where it stopped, and nothing runs on its behalf first. The kernel's PV
+// flush can skip preempted vCPUs because the host runs the flush before the
+// next VM entry; a Go program has no such hook without kernel help
+// (restartable sequences only restart short assembly sections). So here the
+// PV call saves the wait for, and the wake-up of, halted vCPUs only, and
+// both modes skip offline ones.
+//
+// # Handlers
 //
 // Requests coalesce, as TLB flushes do: one run of the handler serves every
 // call posted to that vCPU before the run started. So the handler should
@@ -254,8 +253,9 @@ func (m ShootdownMode) String() string {
 // than apply one specific change.
 //
 // The handler runs on the target's own thread like an interrupt handler: at
-// a Poll, when the vCPU halts or resumes inside a lock's slow path, or when
-// it enters its workload. It must be short, must not block, and must not
+// a Poll, while the vCPU spins for a lock that polls (PollCurrent), when it
+// halts or resumes inside a lock's slow path, or when it enters its
+// workload. It must be short, must not block, and must not
 // take locks that can halt, call Poll, Idle or Call.
 //
 //	sd, _ := pvlock.NewShootdown(vm, pvlock.ShootdownPV, func(v *pvlock.VCPU) {
