@@ -83,7 +83,7 @@ func (l *lockBreak) Op(v *pvlock.VCPU) {
 }
 
 func (l *lockBreak) runBatch(v *pvlock.VCPU) {
-	l.lock.Lock()
+	Acquire(l.lock, v)
 	for done := 0; done < l.batch; done += l.step {
 		l.shared = busy(l.shared, min(l.step, l.batch-done))
 		if l.cont != nil && v.CondRelock(l.cont) {
@@ -96,7 +96,7 @@ func (l *lockBreak) runBatch(v *pvlock.VCPU) {
 
 func (l *lockBreak) shortOp(v *pvlock.VCPU) {
 	start := time.Now()
-	l.lock.Lock()
+	Acquire(l.lock, v)
 	l.shared = busy(l.shared, l.short)
 	l.lock.Unlock()
 	if l.lat != nil {

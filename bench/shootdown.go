@@ -178,7 +178,7 @@ func (e *shootdownRun) Op(v *pvlock.VCPU) {
 }
 
 func (e *shootdownRun) remapChunk(v *pvlock.VCPU, m *shootdownVCPU) {
-	e.lock.Lock()
+	Acquire(e.lock, v)
 	e.shared = busy(e.shared, e.remap)
 	ep := e.epoch.Add(1)
 	start := time.Now()
