@@ -63,7 +63,9 @@
 //	n,0,0     0,0,1     native head, last in queue        CAS
 //	m,0,0     m,0,1     native head, others queued        Or(L)
 //	n,0,1     0,0,1     PV head, last in queue            CAS
-//	*,0,0     *,0,1     PV: lock stealing                 CAS
+//	*,0,0     *,0,1     PV: lock stealing, or a head      CAS
+//	                    that finds the lock free when
+//	                    it is about to halt
 //	*,0,*     *,1,*     PV head starts spinning           Or(P)
 //	*,1,0     *,0,1     PV head takes the lock            CAS
 //	*,1,*     *,0,*     PV head stops spinning            And(^P)
@@ -89,7 +91,10 @@
 //     spin on a held lock.
 //   - The queue head sets pending and spins for the lock; after the
 //     threshold it hashes itself, marks the lock SLOW (or takes it, if it
-//     became free) and halts (pv_wait_head_or_lock).
+//     became free) and halts (pv_wait_head_or_lock). A head is hashed and
+//     kicked at most once: if the lock is stolen between the kick and the
+//     head's return to spinning, the head spins on with pending set, so
+//     no further locker can steal it.
 //   - Unlock of a SLOW lock removes the hash entry, releases the lock and
 //     kicks exactly the hashed node (__pv_queued_spin_unlock_slowpath).
 //   - A locker that finds a queue whose head is not spinning (pending

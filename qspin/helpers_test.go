@@ -108,6 +108,18 @@ func dumpState(l *Lock) string {
 	return s
 }
 
+// longHaltTimeout raises the halt watchdog for a stress run and returns
+// the function that restores it. The default second can pass without any
+// lost wake-up when the host is loaded by other processes or while the Go
+// runtime stops the world for a collection (hundreds of milliseconds with
+// 256 vCPU threads under -race). A lost wake-up still shows: the waiter
+// sleeps until this timeout, and the run counts a halt timeout.
+func longHaltTimeout() (restore func()) {
+	old := pvlock.HaltTimeout()
+	pvlock.SetHaltTimeout(10 * time.Second)
+	return func() { pvlock.SetHaltTimeout(old) }
+}
+
 // stressResult is what a stress run observed.
 type stressResult struct {
 	total int64
@@ -124,16 +136,21 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer longHaltTimeout()()
 	st := Stats(l.Mode())
 	before := st.Snapshot()
 	var o oracle
 	per := make([]int64, vcpus)
-	ctx, cancel := context.WithTimeout(context.Background(), d)
+	// The run lasts d from the moment the vCPUs start: starting 256
+	// pinned threads can take longer than d on a loaded host.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	var startOnce sync.Once
 	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), l)
-	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+	err = vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
+		startOnce.Do(func() { time.AfterFunc(d, cancel) })
 		n := int64(0)
-		for i := 0; ctx.Err() == nil; i++ {
+		for i := 0; i == 0 || ctx.Err() == nil; i++ {
 			l.Lock()
 			o.criticalSection(i)
 			l.Unlock()
@@ -168,6 +185,7 @@ func stressVCPUsGated(t *testing.T, l *Lock, vcpus, active, rounds, iters int) s
 	before := st.Snapshot()
 	var o oracle
 	per := make([]int64, vcpus)
+	defer longHaltTimeout()()
 	turns := make(chan struct{}, active)
 	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d vCPUs, %d at once", l.Mode(), vcpus, active), l)
 	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
@@ -203,6 +221,7 @@ func stressGoroutines(t *testing.T, l *Lock, goroutines, iters int) stressResult
 	st := Stats(l.Mode())
 	before := st.Snapshot()
 	var o oracle
+	defer longHaltTimeout()()
 	per := make([]int64, goroutines)
 	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d goroutines", l.Mode(), goroutines), l)
 	var wg sync.WaitGroup

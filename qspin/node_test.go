@@ -3,6 +3,7 @@ package qspin
 import (
 	"sync"
 	"testing"
+	"time"
 	"unsafe"
 )
 
@@ -156,10 +157,28 @@ func TestPoolExhaustion(t *testing.T) {
 		}
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
-			r := stressGoroutines(t, l, 4, 1000)
-			if r.delta.Get(LockNoNode) == 0 {
-				t.Errorf("no lock_no_node acquisition with the pool exhausted")
+			before := Stats(v.mode).Snapshot()
+			// Waiters that arrive while the lock is held must take the
+			// node-less path (native: all but the pending one).
+			l.Lock()
+			var wg sync.WaitGroup
+			for g := 0; g < 4; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					l.Lock()
+					l.Unlock()
+				}()
 			}
+			time.Sleep(50 * time.Millisecond)
+			l.Unlock()
+			wg.Wait()
+			d := Stats(v.mode).Snapshot().Sub(before)
+			if d.Get(LockNoNode) == 0 || d.Get(LockSlowpath) != 0 {
+				t.Errorf("lock_no_node %d, lock_slowpath %d; want > 0 and 0",
+					d.Get(LockNoNode), d.Get(LockSlowpath))
+			}
+			r := stressGoroutines(t, l, 4, 1000)
 			if r.delta.Get(LockSlowpath) != 0 {
 				t.Errorf("%d queued acquisitions without a free node", r.delta.Get(LockSlowpath))
 			}

@@ -176,6 +176,9 @@ func (l *Lock) unlockPV() {
 		v := l.word.Load()
 		switch v & lockedMask {
 		case lockedVal:
+			// Lost wakeup, head: release by CAS on the whole word, never
+			// by a blind store or And, so that a head that marks the lock
+			// SLOW after our load makes this CAS fail and we see SLOW.
 			if l.word.CompareAndSwap(v, v&^lockedMask) {
 				return
 			}

@@ -25,9 +25,9 @@ func overcommits(t *testing.T) []int {
 // wake-up, no leaked hash entry or node, and that PV waiters really halted
 // and were kicked.
 func TestStressVCPUs(t *testing.T) {
-	d := 400 * time.Millisecond
+	d := time.Second
 	if testing.Short() {
-		d = 150 * time.Millisecond
+		d = 200 * time.Millisecond
 	}
 	cpus, err := pvlock.HostCPUs()
 	if err != nil {
@@ -59,9 +59,9 @@ func TestStressManyVCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := overcommits(t)[3]
-	rounds, iters := 2, 8
+	rounds, iters := 3, 16
 	if testing.Short() {
-		rounds = 1
+		rounds, iters = 1, 8
 	}
 	for _, v := range variants() {
 		active := 2 * len(cpus)
@@ -146,4 +146,29 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 	}
 	r := stressGoroutines(t, &l, 16, 2000)
 	logResult(t, r)
+}
+
+// TestStressPVThresholds runs the PV variants at 4x with spin thresholds
+// from "halt at once" to long, shifting which races of the PV protocol
+// (wait-early, kick_node versus a waking node, a head halting while its
+// lock is released or stolen) dominate.
+func TestStressPVThresholds(t *testing.T) {
+	cpus, err := pvlock.HostCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := 500 * time.Millisecond
+	if testing.Short() {
+		d = 100 * time.Millisecond
+	}
+	for _, th := range []uint32{1, 16, 1024} {
+		for _, opts := range [][]Option{nil, {NoStealing()}} {
+			l := New(append(opts, SpinThreshold(th))...)
+			t.Run(fmt.Sprintf("%v/threshold%d", l.Mode(), th), func(t *testing.T) {
+				r := stressVCPUs(t, l, 4*len(cpus), d)
+				logResult(t, r)
+				checkPVActivity(t, l, r, true)
+			})
+		}
+	}
 }
