@@ -11,16 +11,19 @@ import (
 // kernel's pv_hash: open addressing, linear probing from a cache-line
 // aligned bucket over the whole table, lock-free.
 //
-// It never overflows. An entry exists only for a lock whose locked field
-// is SLOW, and only one: a node is hashed either by itself as queue head or
-// by the holder that made it head (pv_kick_node), never both, because the
-// head only hashes itself while its state is not hashed; and the owner of a
-// SLOW lock removes the entry before it releases the lock, so the next
-// entry for that lock can only be created afterwards. An entry also lives
-// no longer than its node is in use: the node's owner cannot take the lock
-// (and so release the node) before the entry is gone. Hence at most
-// maxNodes entries exist at once, and the table has twice as many slots
-// (load factor <= 0.5). Waiters without a node never hash.
+// It never overflows. Every entry names a node whose owner waits for the
+// entry's lock, and no node is named by two entries: a node is hashed
+// either by the holder that made it queue head (pvKickNode, after turning
+// its state from halted to hashed) or by itself as head, and a head whose
+// state says hashed never hashes itself; a head hashes itself at most once
+// per wait, and pvKickNode runs once per hand-over. The entry is removed
+// before the owner can take the lock and release its node: by the unlocker,
+// which unhashes before it releases a SLOW lock, or by the head itself when
+// it finds the lock free instead of marking it SLOW. So at most maxNodes
+// entries (one per node in use) exist at once, and the table has twice as
+// many slots: a load factor of at most 0.5. Waiters without a node never
+// hash. The same rules give at most one entry per lock, which is what lets
+// the unlocker find the right node by the lock alone.
 type hashTable struct {
 	slots []hashSlot
 	mask  uint32

@@ -11,17 +11,16 @@ import (
 // pvlock vCPU global id (the Slot of the vCPU's bound kick.Waiter); ids
 // vcpuNodes..maxNodes-1 form the pool used by every other goroutine.
 const (
-	vcpuNodes = pvlock.MaxVCPUs
-	maxNodes  = 1 << 16
-
-	// MaxPooledWaiters is the number of goroutines that are not pinned
-	// vCPUs and may be queued on qspin locks at once; more concurrent
-	// waiters still get the lock, by spinning on a trylock without a
-	// queue node (counted as lock_no_node).
-	MaxPooledWaiters = maxNodes - vcpuNodes
-
+	vcpuNodes  = pvlock.MaxVCPUs
+	maxNodes   = 1 << 16
 	chunkNodes = 64 // nodes allocated together
 )
+
+// MaxPooledWaiters (61440) is the number of goroutines that are not pinned
+// vCPUs and may be queued on qspin locks at once; more concurrent waiters
+// still get the lock, by spinning on a trylock without a queue node
+// (counted as lock_no_node). Pinned vCPUs always have their own node.
+const MaxPooledWaiters = maxNodes - vcpuNodes
 
 // PV node states (enum vcpu_state). A queued node uses running and halted;
 // the queue head uses running and hashed.

@@ -19,18 +19,19 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 	threshold := l.spinThreshold()
 	for {
 		early := false
+		canHalt := pvlock.PVSpin()
 		for i := uint32(0); i < threshold; i++ {
 			if n.locked.Load() != 0 {
 				return
 			}
 			// A halted predecessor will not make us head soon: halt too.
-			if i&prevCheckMask == 0 && prev.state.Load() != stateRunning {
+			if canHalt && i&prevCheckMask == 0 && prev.state.Load() != stateRunning {
 				early = true
 				break
 			}
 			relax.Pause(1)
 		}
-		if !pvlock.PVSpin() {
+		if !canHalt {
 			continue
 		}
 		l.arm(n, w)

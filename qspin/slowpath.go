@@ -168,8 +168,8 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 
 // lockNoNode is the kernel's lock_no_node fallback for a goroutine that
 // found no free queue node (more than MaxPooledWaiters goroutines queued
-// at once): spin on a trylock, yielding the processor now and then. It is
-// never reached on a pinned vCPU thread, which has its own node.
+// at once): spin on a trylock, yielding the processor now and then. A
+// pinned vCPU thread has its own node and does not come here.
 func (l *Lock) lockNoNode() {
 	for i := uint32(1); ; i++ {
 		if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
