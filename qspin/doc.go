@@ -1,0 +1,121 @@
+// Package qspin provides a queued spinlock in the style of the Linux
+// qspinlock: a 32-bit lock word, a pending bit for the first contender and
+// an MCS queue of per-waiter nodes for the rest, in three variants:
+//
+//   - PV (the zero value): the kernel's paravirtualized qspinlock. Queued
+//     waiters spin for a threshold and then halt (see package kick), the new
+//     lock holder never wakes a halted successor itself but marks the lock
+//     SLOW so that the single kick happens at unlock, and lockers may steal
+//     the lock while the queue head is not actively spinning (bounded lock
+//     stealing, on by default, off with NoStealing).
+//   - Native (New(Native())): the bare-metal qspinlock; waiters only spin.
+//   - TAS (NewTAS() or New(TAS())): the kernel's virt_spin_lock fallback, an
+//     unfair test-and-set lock for hosts without PV support.
+//
+// A queue lock hands the lock on in FIFO order with each waiter spinning on
+// its own cache line, which scales where a ticket lock does not; its PV
+// form lets a queued waiter halt without starving the queue, which is why
+// Linux replaced PV ticketlocks with PV qspinlocks in 4.2.
+//
+// The zero Lock is an unlocked PV lock:
+//
+//	var mu qspin.Lock
+//	mu.Lock()
+//	counter++
+//	mu.Unlock()
+//
+// SpinThreshold and SpinDuration tune how long a PV waiter spins before it
+// halts; pvlock.SetPVSpin(false) stops every PV lock from halting, like the
+// kernel's nopvspin. Lock events are counted in pvlock.LockStats (see Stats
+// and the event name constants), with the kernel's lock_events names.
+//
+// # Lock word
+//
+// Go has no 8- or 16-bit atomics, so this is a port of the kernel's
+// whole-word variant (_Q_PENDING_BITS == 1): every change of the word is a
+// 32-bit CAS, Or, And or Add, and never a byte store that could clobber a
+// concurrent change of another field.
+//
+//	31                                          9    8    7          0
+//	+--------------------------------------------+----+------------+
+//	| tail: MCS node id + 1 (0 = queue is empty) | P  | locked     |
+//	+--------------------------------------------+----+------------+
+//
+//	locked  0 free, 1 held, 3 held and SLOW (PV: a halted waiter is
+//	        hashed under this lock and the unlocker must kick it)
+//	P       pending. Native: the first contender waits here instead of
+//	        queueing. PV: the queue head is actively spinning, so lock
+//	        stealing is not allowed.
+//	tail    the last queued waiter's node; node ids are global, so the
+//	        tail needs no separate nesting index.
+//
+// # Transitions
+//
+// Triples are (tail, pending, locked) as in kernel/locking/qspinlock.c; n is
+// our own tail, m another one, * anything.
+//
+//	from      to        who                               how
+//	0,0,0     0,0,1     Lock fast path, TryLock           CAS
+//	0,0,1     0,1,1     native: first contender           Or(P)
+//	*,1,1     *,1,0     Unlock                            CAS / And
+//	0,1,0     0,0,1     native: pending owner takes it    Add(L-P)
+//	*,*,*     n,*,*     queueing waiter (xchg_tail)       CAS loop
+//	n,0,0     0,0,1     native head, last in queue        CAS
+//	m,0,0     m,0,1     native head, others queued        Or(L)
+//	n,0,1     0,0,1     PV head, last in queue            CAS
+//	*,0,0     *,0,1     PV: lock stealing, or a head      CAS
+//	                    that finds the lock free when
+//	                    it is about to halt
+//	*,0,*     *,1,*     PV head starts spinning           Or(P)
+//	*,1,0     *,0,1     PV head takes the lock            CAS
+//	*,1,*     *,0,*     PV head stops spinning            And(^P)
+//	*,0,1     *,0,3     PV head before halting, or the    CAS / Or(S)
+//	                    holder whose successor halted
+//	*,*,3     *,*,0     PV Unlock, after unhashing        And(^L)
+//	*,*,1     *,*,0     Unlock                            CAS / And
+//
+// The TAS variant uses only the locked field: 0,0,0 <-> 0,0,1.
+//
+// # PV slow path
+//
+// The PV waiter follows kernel/locking/qspinlock_paravirt.h:
+//
+//   - A non-head waiter spins on its node for the threshold, checking every
+//     256 polls whether its predecessor is itself halted (then it halts at
+//     once: pv_wait_early). To halt it arms its kick.Waiter, sets its node
+//     HALTED and re-checks its node (pv_wait_node).
+//   - The holder that makes a node queue head sets node.locked and, if the
+//     node is HALTED, turns it HASHED, records lock -> node in the hash
+//     table and marks the lock SLOW (pv_kick_node): the node is kicked
+//     once, when the lock is released, instead of being woken only to
+//     spin on a held lock.
+//   - The queue head sets pending and spins for the lock; after the
+//     threshold it hashes itself, marks the lock SLOW (or takes it, if it
+//     became free) and halts (pv_wait_head_or_lock). A head is hashed and
+//     kicked at most once: if the lock is stolen between the kick and the
+//     head's return to spinning, the head spins on with pending set, so
+//     no further locker can steal it.
+//   - Unlock of a SLOW lock removes the hash entry, releases the lock and
+//     kicks exactly the hashed node (__pv_queued_spin_unlock_slowpath).
+//   - A locker that finds a queue whose head is not spinning (pending
+//     clear) may take a free lock before queueing, for at most one spin
+//     threshold (pv_hybrid_queued_unfair_trylock).
+//
+// Go's garbage collector makes it memory-safe for an unlocker to touch a
+// node (and for a waiter to read its predecessor's node) after the lock
+// changed hands: nodes are never freed, and a kick that reaches a node
+// whose owner has moved on is only a spurious wake-up, which every wait
+// tolerates.
+//
+// # Nodes and nesting
+//
+// A waiter needs a node only while it waits: the node is released as soon
+// as the lock is taken, so holding lock A while locking lock B uses one
+// node, and any depth of nesting is handled. A pinned vCPU (a thread with a
+// bound kick.Waiter, see pvlock) uses its own per-vCPU node; a vCPU thread
+// runs a single goroutine, which waits for at most one lock at a time.
+// Other goroutines take nodes from a lock-free pool of MaxPooledWaiters
+// nodes. Should the pool run dry, the extra waiters spin on a trylock
+// without a node (the kernel's lock_no_node), yielding the processor
+// between polls, and the lock_no_node event counts them.
+package qspin

@@ -1,0 +1,48 @@
+package qspin_test
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/pvlock/pvlock/qspin"
+)
+
+// The zero Lock is a PV queued spinlock, ready to use.
+func ExampleLock() {
+	var (
+		mu    qspin.Lock
+		count int
+		wg    sync.WaitGroup
+	)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 1000; j++ {
+				mu.Lock()
+				count++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	fmt.Println(count)
+	// Output: 8000
+}
+
+// New selects a variant; TryLock never waits.
+func ExampleNew() {
+	native := qspin.New(qspin.Native())
+	tas := qspin.NewTAS()
+	fmt.Println(native.Mode(), tas.Mode())
+
+	native.Lock()
+	fmt.Println(native.TryLock(), native.IsLocked())
+	native.Unlock()
+	fmt.Println(native.TryLock())
+	native.Unlock()
+	// Output:
+	// native tas
+	// false true
+	// true
+}

@@ -1,0 +1,159 @@
+package qspin
+
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// Lock is a queued spinlock. The zero value is an unlocked PV lock with
+// lock stealing. A Lock must not be copied after first use.
+type Lock struct {
+	_         noCopy
+	word      atomic.Uint32
+	mode      Mode   // fixed before first use
+	threshold uint32 // PV spins before halting; 0 means the default
+}
+
+// Option configures a Lock made by New.
+type Option func(*Lock)
+
+// Native selects the native queued lock: waiters spin and never halt.
+// Of Native, TAS and NoStealing the last one given wins.
+func Native() Option { return func(l *Lock) { l.mode = ModeNative } }
+
+// TAS selects the unfair test-and-set lock (the kernel's virt_spin_lock):
+// one word, spin until free, then compare-and-swap. No queue, no halts.
+func TAS() Option { return func(l *Lock) { l.mode = ModeTAS } }
+
+// NoStealing selects the PV lock without lock stealing: a locker never
+// takes the lock ahead of queued waiters.
+func NoStealing() Option { return func(l *Lock) { l.mode = ModePVNoSteal } }
+
+// SpinThreshold sets how many times a PV waiter polls before it halts
+// (default pvlock.DefaultSpinThreshold); it also bounds one lock-stealing
+// attempt. 0 restores the default.
+func SpinThreshold(n uint32) Option { return func(l *Lock) { l.threshold = n } }
+
+// SpinDuration sets the PV spin threshold as a time, converted to polls
+// with this machine's measured cost of one poll (pvlock.SpinIterations).
+func SpinDuration(d time.Duration) Option {
+	return func(l *Lock) { l.threshold = pvlock.SpinIterations(d) }
+}
+
+// New returns an unlocked Lock configured by opts (PV with stealing by
+// default).
+func New(opts ...Option) *Lock {
+	l := &Lock{}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// NewTAS returns an unlocked test-and-set Lock; it is New(TAS()).
+func NewTAS() *Lock { return New(TAS()) }
+
+// Mode reports the lock's variant.
+func (l *Lock) Mode() Mode { return l.mode }
+
+// PV reports whether l is a PV variant (with or without stealing).
+func (l *Lock) PV() bool { return l.mode == ModePV || l.mode == ModePVNoSteal }
+
+func (l *Lock) stats() *pvlock.LockStats { return modeStats[l.mode] }
+
+func (l *Lock) spinThreshold() uint32 {
+	if l.threshold != 0 {
+		return l.threshold
+	}
+	return pvlock.DefaultSpinThreshold
+}
+
+// key is the lock's identity in the PV hash table. A Lock shared between
+// goroutines lives on the heap, where Go objects do not move.
+func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }
+
+// Lock acquires the lock, waiting as its variant does.
+func (l *Lock) Lock() {
+	if l.word.CompareAndSwap(0, lockedVal) {
+		if pvlock.StatsEnabled() {
+			l.stats().Inc(-1, evAcquisitions)
+		}
+		return
+	}
+	switch l.mode {
+	case ModeNative:
+		l.lockNative()
+	case ModeTAS:
+		l.lockTAS()
+	default:
+		l.lockPV()
+	}
+}
+
+// TryLock acquires the lock if nobody holds it or waits for it, and
+// reports whether it did. It never waits and never succeeds while the
+// lock is held (queued_spin_trylock).
+func (l *Lock) TryLock() bool {
+	if l.word.Load() != 0 || !l.word.CompareAndSwap(0, lockedVal) {
+		return false
+	}
+	if pvlock.StatsEnabled() {
+		l.stats().Inc(-1, evAcquisitions)
+	}
+	return true
+}
+
+// Unlock releases the lock. Unlocking an unlocked Lock panics, as with
+// sync.Mutex. A Lock is not tied to a goroutine: one goroutine may lock it
+// and another unlock it.
+func (l *Lock) Unlock() {
+	if l.word.CompareAndSwap(lockedVal, 0) {
+		return // nobody waits and the lock is not SLOW
+	}
+	switch l.mode {
+	case ModeNative:
+		// Clear only the locked field: pending and tail belong to the
+		// waiters.
+		if old := l.word.And(^lockedMask); old&lockedMask == 0 {
+			panic("qspin: unlock of unlocked lock")
+		}
+	case ModeTAS:
+		panic("qspin: unlock of unlocked lock")
+	default:
+		l.unlockPV()
+	}
+}
+
+// IsLocked reports whether the lock is held.
+func (l *Lock) IsLocked() bool { return l.word.Load()&lockedMask != 0 }
+
+// IsContended reports whether goroutines wait for the lock: the pending
+// bit or a queue tail is set (the kernel's queued_spin_is_contended). It
+// is one atomic load. A TAS lock keeps no record of its waiters and always
+// reports false.
+func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 }
+
+// lockTAS is virt_spin_lock: wait for a free word, then try to take it.
+func (l *Lock) lockTAS() {
+	for {
+		for l.word.Load() != 0 {
+			relax.Pause(1)
+		}
+		if l.word.CompareAndSwap(0, lockedVal) {
+			if pvlock.StatsEnabled() {
+				l.stats().Inc(-1, evAcquisitions)
+			}
+			return
+		}
+	}
+}
+
+// noCopy makes go vet's copylocks check flag copies of a Lock.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}

@@ -1,0 +1,394 @@
+package qspin
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+func TestZeroValueIsUnlockedPV(t *testing.T) {
+	var l Lock
+	if l.Mode() != ModePV || !l.PV() {
+		t.Fatalf("zero Lock: mode %v, PV() %v; want pv, true", l.Mode(), l.PV())
+	}
+	if l.IsLocked() || l.IsContended() {
+		t.Fatal("zero Lock reports locked or contended")
+	}
+	l.Lock()
+	if !l.IsLocked() || l.IsContended() {
+		t.Fatalf("held, uncontended lock: IsLocked %v IsContended %v", l.IsLocked(), l.IsContended())
+	}
+	l.Unlock()
+	if l.IsLocked() {
+		t.Fatal("IsLocked after Unlock")
+	}
+}
+
+func TestOptions(t *testing.T) {
+	cases := []struct {
+		l    *Lock
+		mode Mode
+		pv   bool
+	}{
+		{New(), ModePV, true},
+		{New(Native()), ModeNative, false},
+		{New(TAS()), ModeTAS, false},
+		{NewTAS(), ModeTAS, false},
+		{New(NoStealing()), ModePVNoSteal, true},
+		{New(Native(), NoStealing()), ModePVNoSteal, true}, // last one wins
+		{New(NoStealing(), TAS()), ModeTAS, false},
+	}
+	for i, c := range cases {
+		if c.l.Mode() != c.mode || c.l.PV() != c.pv {
+			t.Errorf("case %d: mode %v PV %v, want %v %v", i, c.l.Mode(), c.l.PV(), c.mode, c.pv)
+		}
+	}
+	if got := New().spinThreshold(); got != pvlock.DefaultSpinThreshold {
+		t.Errorf("default threshold %d, want %d", got, pvlock.DefaultSpinThreshold)
+	}
+	if got := New(SpinThreshold(77)).spinThreshold(); got != 77 {
+		t.Errorf("SpinThreshold(77) gave %d", got)
+	}
+	if got := New(SpinThreshold(77), SpinThreshold(0)).spinThreshold(); got != pvlock.DefaultSpinThreshold {
+		t.Errorf("SpinThreshold(0) did not restore the default: %d", got)
+	}
+	short := New(SpinDuration(time.Microsecond)).spinThreshold()
+	long := New(SpinDuration(time.Millisecond)).spinThreshold()
+	if short < 1 || long <= short {
+		t.Errorf("SpinDuration: 1µs -> %d polls, 1ms -> %d polls", short, long)
+	}
+	names := map[string]bool{}
+	for m := ModePV; m <= ModeTAS; m++ {
+		names[m.String()] = true
+		if Stats(m).Kind() != "qspin" || Stats(m).Mode() != m.String() {
+			t.Errorf("Stats(%v) is %s/%s", m, Stats(m).Kind(), Stats(m).Mode())
+		}
+	}
+	if len(names) != 4 || !strings.HasPrefix(Mode(9).String(), "Mode(") {
+		t.Errorf("mode names %v, Mode(9) = %q", names, Mode(9).String())
+	}
+	mustPanic(t, "Stats of unknown mode", func() { Stats(Mode(9)) })
+}
+
+func mustPanic(t *testing.T, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Fatalf("no panic, want one containing %q", want)
+		}
+		if s, _ := r.(string); !strings.Contains(s, want) {
+			t.Fatalf("panic %v, want one containing %q", r, want)
+		}
+	}()
+	f()
+}
+
+// TestUnlockOfUnlockedPanics checks the sync.Mutex-style misuse panic, and
+// that the failed Unlock left the lock word intact and usable.
+func TestUnlockOfUnlockedPanics(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			l := New(v.opts...)
+			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			l.Lock()
+			l.Unlock()
+			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			if w := l.word.Load(); w != 0 {
+				t.Fatalf("word %#x after a refused Unlock", w)
+			}
+			if !l.TryLock() {
+				t.Fatal("lock unusable after a refused Unlock")
+			}
+			l.Unlock()
+		})
+	}
+}
+
+// TestTryLock checks that TryLock takes a free lock, fails on a held one
+// (from another goroutine, without blocking), fails while waiters queue,
+// and counts its acquisitions.
+func TestTryLock(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			l := New(v.opts...)
+			before := Stats(v.mode).Snapshot()
+			if !l.TryLock() {
+				t.Fatal("TryLock of a free lock failed")
+			}
+			if got := Stats(v.mode).Snapshot().Sub(before).Get(Acquisitions); got != 1 {
+				t.Errorf("TryLock counted %d acquisitions, want 1", got)
+			}
+			if l.TryLock() {
+				t.Fatal("TryLock succeeded on a lock held by the caller")
+			}
+			res := make(chan int, 1)
+			go func() {
+				n := 0
+				for i := 0; i < 1000; i++ {
+					if l.TryLock() {
+						n++
+					}
+				}
+				res <- n
+			}()
+			select {
+			case n := <-res:
+				if n != 0 {
+					t.Fatalf("TryLock succeeded %d times on a held lock", n)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("TryLock blocked")
+			}
+
+			// A waiter queues (or spins) behind the held lock.
+			done := make(chan struct{})
+			go func() {
+				l.Lock()
+				l.Unlock()
+				close(done)
+			}()
+			if v.mode != ModeTAS {
+				waitFor(t, "a waiter to show in IsContended", l.IsContended)
+			}
+			if l.TryLock() {
+				t.Fatal("TryLock succeeded on a held, contended lock")
+			}
+			l.Unlock()
+			<-done
+			if l.IsLocked() || l.IsContended() {
+				t.Fatalf("lock left locked %v / contended %v", l.IsLocked(), l.IsContended())
+			}
+			if !l.TryLock() {
+				t.Fatal("TryLock of a free lock failed after contention")
+			}
+			l.Unlock()
+		})
+	}
+}
+
+// waitFor polls cond until it holds or 30 s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// TestTryLockUnderContention mixes TryLock and Lock on vCPUs with the
+// exclusion oracle: a successful TryLock must be exclusive too. (A queue
+// lock may be contended all the time, so TryLock may never win here.)
+func TestTryLockUnderContention(t *testing.T) {
+	cpus, err := pvlock.HostCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			l := New(v.opts...)
+			vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var o oracle
+			var mu sync.Mutex
+			tries, wins := 0, 0
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var startOnce sync.Once
+			err = vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
+				startOnce.Do(func() { time.AfterFunc(200*time.Millisecond, cancel) })
+				myTries, myWins := 0, 0
+				for i := 0; i == 0 || ctx.Err() == nil; i++ {
+					if vc.Index()%2 == 0 {
+						myTries++
+						if !l.TryLock() {
+							continue
+						}
+						myWins++
+					} else {
+						l.Lock()
+					}
+					o.criticalSection(i)
+					l.Unlock()
+				}
+				mu.Lock()
+				tries += myTries
+				wins += myWins
+				mu.Unlock()
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := o.violations.Load(); n != 0 {
+				t.Fatalf("mutual exclusion violated %d times", n)
+			}
+			if tries == 0 {
+				t.Error("no TryLock attempt")
+			}
+			t.Logf("TryLock won %d of %d, %d critical sections", wins, tries, o.counter)
+		})
+	}
+}
+
+// TestNesting holds several locks of every variant at once, in a fixed
+// order, from vCPUs and goroutines: a waiter uses a node only while it
+// waits, so nesting needs no extra nodes.
+func TestNesting(t *testing.T) {
+	var locks []*Lock
+	for _, v := range variants() {
+		locks = append(locks, New(v.opts...), New(v.opts...))
+	}
+	var counters [8]int // guarded by all the locks together
+	body := func(i int) {
+		for _, l := range locks {
+			l.Lock()
+		}
+		for k := range counters {
+			counters[k]++
+		}
+		if i%2 == 0 {
+			for k := len(locks) - 1; k >= 0; k-- {
+				locks[k].Unlock()
+			}
+		} else {
+			for _, l := range locks {
+				l.Unlock() // release in acquisition order
+			}
+		}
+	}
+	cpus, _ := pvlock.HostCPUs()
+	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const perWaiter = 300
+	var wg sync.WaitGroup
+	for g := 0; g < 2; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < perWaiter; i++ {
+				body(i)
+			}
+		}()
+	}
+	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		for i := 0; i < perWaiter; i++ {
+			body(i)
+		}
+		return nil
+	})
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (2 + 2*len(cpus)) * perWaiter
+	for k, c := range counters {
+		if c != want {
+			t.Errorf("counter %d = %d, want %d", k, c, want)
+		}
+	}
+	for _, l := range locks {
+		if l.IsLocked() || l.IsContended() {
+			t.Errorf("%v lock left locked or contended", l.Mode())
+		}
+	}
+	checkQuiescent(t)
+}
+
+// TestUnlockByAnotherGoroutine hands a held lock to another goroutine to
+// release, as sync.Mutex allows, including a SLOW PV lock whose halted
+// waiter must be kicked by that goroutine.
+func TestUnlockByAnotherGoroutine(t *testing.T) {
+	for _, v := range variants() {
+		t.Run(v.name, func(t *testing.T) {
+			l := New(append(v.opts, SpinThreshold(16))...)
+			before := Stats(v.mode).Snapshot()
+			l.Lock()
+			got := make(chan struct{})
+			go func() {
+				l.Lock()
+				close(got)
+				l.Unlock()
+			}()
+			if v.mode != ModeTAS {
+				waitFor(t, "the waiter to queue", l.IsContended)
+			}
+			if l.PV() {
+				waitFor(t, "the waiter to halt and mark the lock SLOW", func() bool {
+					return l.word.Load()&lockedMask == slowVal
+				})
+			}
+			released := make(chan struct{})
+			go func() {
+				l.Unlock()
+				close(released)
+			}()
+			<-released
+			select {
+			case <-got:
+			case <-time.After(30 * time.Second):
+				t.Fatal("waiter never got the lock")
+			}
+			waitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
+			d := Stats(v.mode).Snapshot().Sub(before)
+			if l.PV() && (d.Get(PVWaitHead) == 0 || d.Get(PVKickUnlock) != 1) {
+				t.Errorf("pv_wait_head %d, pv_kick_unlock %d; want > 0 and 1",
+					d.Get(PVWaitHead), d.Get(PVKickUnlock))
+			}
+			checkQuiescent(t)
+		})
+	}
+}
+
+// TestPVSpinOff checks that pvlock.SetPVSpin(false) stops PV locks from
+// halting while they still exclude.
+func TestPVSpinOff(t *testing.T) {
+	pvlock.SetPVSpin(false)
+	defer pvlock.SetPVSpin(true)
+	cpus, _ := pvlock.HostCPUs()
+	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
+		l := New(opt, SpinThreshold(stressThreshold))
+		r := stressVCPUs(t, l, 2*len(cpus), 200*time.Millisecond)
+		if n := r.delta.Get(Halts); n != 0 {
+			t.Errorf("%v halted %d times with PV spinning off", l.Mode(), n)
+		}
+	}
+}
+
+// TestStatsOff checks that no event is counted while statistics are off.
+func TestStatsOff(t *testing.T) {
+	pvlock.SetStats(false)
+	defer pvlock.SetStats(true)
+	before := Stats(ModePV).Snapshot()
+	var l Lock
+	for i := 0; i < 100; i++ {
+		l.Lock()
+		l.Unlock()
+	}
+	if d := Stats(ModePV).Snapshot().Sub(before).Get(Acquisitions); d != 0 {
+		t.Fatalf("%d acquisitions counted with statistics off", d)
+	}
+}
+
+func TestWakeLatency(t *testing.T) {
+	s := pvlock.Snapshot{Events: map[string]uint64{PVKickWake: 4, PVLatencyWake: 4000}}
+	if got := WakeLatency(s); got != time.Microsecond {
+		t.Fatalf("WakeLatency = %v, want 1µs", got)
+	}
+	s.Events[PVKickWake] = 0
+	if got := WakeLatency(s); got != 0 {
+		t.Fatalf("WakeLatency with no wakes = %v", got)
+	}
+}

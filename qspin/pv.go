@@ -1,0 +1,249 @@
+package qspin
+
+import (
+	"time"
+
+	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// prevCheckMask: a queued waiter looks at its predecessor's state every
+// 256 polls, not to pound on that cache line (PV_PREV_CHECK_MASK).
+const prevCheckMask = 0xff
+
+// pvWaitNode is pv_wait_node: a non-head waiter spins on its node for the
+// threshold, then halts until its predecessor hands it the queue head.
+// It returns once n.locked is set.
+func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
+	threshold := l.spinThreshold()
+	for {
+		early := false
+		canHalt := pvlock.PVSpin()
+		for i := uint32(0); i < threshold; i++ {
+			if n.locked.Load() != 0 {
+				return
+			}
+			// A halted predecessor will not make us head soon: halt too.
+			if canHalt && i&prevCheckMask == 0 && prev.state.Load() != stateRunning {
+				early = true
+				break
+			}
+			relax.Pause(1)
+		}
+		if !canHalt {
+			continue
+		}
+		l.arm(n, w)
+		// Lost wakeup, non-head: we store HALTED, then load locked; the
+		// holder stores locked, then CASes HALTED -> HASHED. Both are
+		// sequentially consistent, so either we see locked and do not
+		// halt, or the holder sees HALTED and arranges our kick at unlock.
+		n.state.Store(stateHalted)
+		if n.locked.Load() == 0 {
+			l.count(w.Slot, evWaitNode)
+			if early {
+				l.count(w.Slot, evWaitEarly)
+			}
+			// pv_wait(&n.state, HALTED): the holder changes the state
+			// before the unlocker kicks, and we armed before this check.
+			if n.state.Load() == stateHalted {
+				l.halt(n, w)
+			}
+		}
+		// Back to running, unless the holder hashed us: then the unlocker
+		// will kick us, and as queue head we must not hash ourselves too.
+		n.state.CompareAndSwap(stateHalted, stateRunning)
+		if n.locked.Load() == 0 {
+			l.count(w.Slot, evSpurious)
+		}
+	}
+}
+
+// pvKickNode is pv_kick_node, run by the new lock holder right after it
+// made next the queue head. It does not wake a halted next (which would
+// only spin on a held lock): it marks next HASHED, hashes lock -> next and
+// marks the lock SLOW, so that Unlock kicks next exactly once.
+func (l *Lock) pvKickNode(next *qnode) {
+	// Lost wakeup, non-head: this CAS follows our store of next.locked
+	// (see pvWaitNode); it fails if next is running and will see locked.
+	if !next.state.CompareAndSwap(stateHalted, stateHashed) {
+		return
+	}
+	hops := table().hash(l.key(), next.id)
+	// Hash before SLOW: whoever unlocks (possibly another goroutine)
+	// finds the entry once it sees SLOW. We hold the lock, so locked is
+	// 1 and Or turns it into 3 without touching pending or tail.
+	l.word.Or(slowVal)
+	if pvlock.StatsEnabled() {
+		l.stats().Add(-1, evHashHops, uint64(hops))
+	}
+}
+
+// pvWaitHeadOrLock is pv_wait_head_or_lock: the queue head spins for the
+// lock with pending set (no stealing meanwhile); after the threshold it
+// hashes itself, marks the lock SLOW and halts until the unlocker kicks
+// it. It returns the lock word, with the lock held by us.
+func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
+	threshold := l.spinThreshold()
+	// pv_kick_node hashed us already: the lock is (or is about to be)
+	// SLOW and the unlocker will kick us; hashing again would make a
+	// second entry for the lock.
+	hashed := n.state.Load() == stateHashed
+	for {
+		n.state.Store(stateRunning) // for our successor's wait-early check
+		l.word.Or(pendingVal)       // we spin: stealing is off
+		for {
+			for i := threshold; i > 0; i-- {
+				if l.trylockClearPending() {
+					return l.word.Load() | lockedVal
+				}
+				relax.Pause(1)
+			}
+			// Once kicked, our entry is gone and is never made again
+			// (only the unlocker that removed it knows it is gone), so a
+			// lock stolen between the kick and our pending is not SLOW and
+			// there is nothing to halt on: keep spinning, with pending
+			// still set so that no one else steals meanwhile.
+			if !hashed || l.word.Load()&lockedMask == slowVal {
+				break
+			}
+			l.count(w.Slot, evWaitAgain)
+		}
+		l.word.And(^pendingVal)
+		if !pvlock.PVSpin() {
+			continue
+		}
+		l.arm(n, w)
+		if !hashed {
+			hashed = true
+			hops := table().hash(l.key(), n.id)
+			if pvlock.StatsEnabled() {
+				l.stats().Add(w.Slot, evHashHops, uint64(hops))
+			}
+			// Lost wakeup, head: the entry is written before this CAS
+			// sets SLOW, and the unlocker reads the entry only after its
+			// own CAS saw SLOW. If the lock is free instead, take it:
+			// we never halt on a lock nobody holds.
+			if l.lockOrMarkSlow() {
+				table().unhash(l.key())
+				return l.word.Load()
+			}
+		}
+		n.state.Store(stateHashed) // successors may halt early
+		l.count(w.Slot, evWaitHead)
+		// pv_wait(&lock->locked, SLOW): the unlocker releases before it
+		// kicks, and we armed before this check.
+		if l.word.Load()&lockedMask == slowVal {
+			l.halt(n, w)
+		}
+	}
+}
+
+// trylockClearPending takes the lock for the spinning head: *,1,0 -> *,0,1
+// by CAS (a plain check of the locked field is no barrier).
+func (l *Lock) trylockClearPending() bool {
+	for {
+		v := l.word.Load()
+		if v&lockedMask != 0 {
+			return false
+		}
+		if l.word.CompareAndSwap(v, v&^pendingVal|lockedVal) {
+			return true
+		}
+	}
+}
+
+// lockOrMarkSlow is the head's xchg(locked, SLOW) in whole-word form:
+// take the lock if it is free (reporting true), else mark it SLOW.
+func (l *Lock) lockOrMarkSlow() bool {
+	for {
+		v := l.word.Load()
+		if v&lockedMask == 0 {
+			if l.word.CompareAndSwap(v, v|lockedVal) {
+				return true
+			}
+		} else if l.word.CompareAndSwap(v, v|slowVal) {
+			return false
+		}
+	}
+}
+
+// unlockPV is __pv_queued_spin_unlock for a word the fast CAS did not
+// release: a plain held lock with waiters (release with a CAS that leaves
+// pending and tail alone) or a SLOW one.
+func (l *Lock) unlockPV() {
+	for {
+		v := l.word.Load()
+		switch v & lockedMask {
+		case lockedVal:
+			// Lost wakeup, head: release by CAS on the whole word, never
+			// by a blind store or And, so that a head that marks the lock
+			// SLOW after our load makes this CAS fail and we see SLOW.
+			if l.word.CompareAndSwap(v, v&^lockedMask) {
+				return
+			}
+		case slowVal:
+			l.unlockSlow()
+			return
+		default:
+			panic("qspin: unlock of unlocked lock")
+		}
+	}
+}
+
+// unlockSlow is __pv_queued_spin_unlock_slowpath. A SLOW lock is never
+// released before its hash entry is removed, so a lock has at most one
+// entry.
+func (l *Lock) unlockSlow() {
+	n := nodeAt(table().unhash(l.key()))
+	l.word.And(^lockedMask)
+	// From here the lock may be taken, released or even garbage: touch
+	// only the node (kept alive forever). If its owner has moved on, the
+	// kick is a spurious wake-up of whoever uses the waiter now.
+	w := n.waiter.Load()
+	t := now()
+	n.kickTime.Store(t)
+	w.Kick()
+	if pvlock.StatsEnabled() {
+		st := l.stats()
+		st.Inc(-1, evKickUnlock)
+		st.Add(-1, evLatencyKick, uint64(now()-t))
+	}
+}
+
+// arm prepares a halt: clear any old kick token and kick time before the
+// re-check that decides whether to halt. A kick for this wait is sent only
+// after the condition re-checked below changed, hence after arm.
+func (l *Lock) arm(n *qnode, w *kick.Waiter) {
+	w.Arm()
+	n.kickTime.Store(0)
+}
+
+// halt halts the waiter until it is kicked, wakes spuriously or the
+// pvlock.HaltTimeout watchdog expires, and records what happened.
+func (l *Lock) halt(n *qnode, w *kick.Waiter) {
+	slot := w.Slot
+	start := time.Now()
+	res := w.Halt(pvlock.HaltTimeout())
+	if !pvlock.StatsEnabled() {
+		return
+	}
+	st := l.stats()
+	st.Inc(slot, evHalts)
+	st.ObserveBlocked(slot, uint64(time.Since(start)))
+	switch res {
+	case kick.Kicked:
+		if t := n.kickTime.Swap(0); t != 0 {
+			st.Inc(slot, evKickWake)
+			st.Add(slot, evLatencyWake, uint64(now()-t))
+		}
+	case kick.TimedOut:
+		st.Inc(slot, evHaltTimeouts)
+		if n.locked.Load() != 0 && l.word.Load()&lockedMask == 0 {
+			// We are queue head and the lock is free, yet nobody
+			// kicked us: a lost wake-up.
+			st.Inc(slot, evLostWakeups)
+		}
+	}
+}

@@ -1,0 +1,198 @@
+package qspin
+
+import (
+	"runtime"
+
+	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// pendingLoops bounds the wait for an in-flight pending -> locked
+// hand-over before queueing (x86 _Q_PENDING_LOOPS).
+const pendingLoops = 1 << 9
+
+// lockNative is the native slow path (queued_spin_lock_slowpath without
+// PV): the first contender waits on the pending bit, later ones queue.
+func (l *Lock) lockNative() {
+	val := l.word.Load()
+	// 0,1,0: the pending owner is about to take the lock; give it a
+	// moment rather than queue behind a hand-over that is almost done.
+	for cnt := pendingLoops; val == pendingVal && cnt > 0; cnt-- {
+		relax.Pause(1)
+		val = l.word.Load()
+	}
+	if val&^lockedMask == 0 {
+		// 0,0,* -> 0,1,*
+		old := l.word.Or(pendingVal)
+		if old&^lockedMask == 0 {
+			// Pending is ours: nobody else may take the lock now (the
+			// fast path and TryLock need a zero word, queuers see P).
+			if old&lockedMask != 0 {
+				for l.word.Load()&lockedMask != 0 {
+					relax.Pause(1)
+				}
+			}
+			// 0,1,0 -> 0,0,1 (clear_pending_set_locked)
+			l.word.Add(^(pendingVal - lockedVal - 1)) // adds lockedVal - pendingVal
+			l.count(-1, evLockPending)
+			l.count(-1, evAcquisitions)
+			return
+		}
+		// Someone else is pending or queued. Undo our pending only if we
+		// set it: it may have made a head's n,0,0 -> 0,0,1 claim fail, and
+		// that head now waits for our node to appear behind it.
+		if old&pendingVal == 0 {
+			l.word.And(^pendingVal)
+		}
+	}
+	l.queue()
+}
+
+// lockPV is the PV slow path: an unfair trylock while the queue head is
+// not spinning, then the queue.
+func (l *Lock) lockPV() {
+	if l.mode == ModePV && l.steal(l.spinThreshold()) {
+		l.count(-1, evLockStealing)
+		l.count(-1, evAcquisitions)
+		return
+	}
+	l.queue()
+}
+
+// steal is pv_hybrid_queued_unfair_trylock, bounded: take a free lock
+// while there is a queue whose head is not actively spinning (pending
+// clear), for at most threshold polls. Pending, set by a spinning head,
+// closes the window, so a running head is never starved by stealers.
+func (l *Lock) steal(threshold uint32) bool {
+	for i := threshold; i > 0; i-- {
+		v := l.word.Load()
+		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
+			return true
+		}
+		if v&tailMask == 0 || v&pendingVal != 0 {
+			return false
+		}
+		relax.Pause(1)
+	}
+	return false
+}
+
+// queue is the MCS part of the slow path, shared by the native and PV
+// variants (queue: / pv_queue: in qspinlock.c).
+func (l *Lock) queue() {
+	n, w := getNode()
+	if n == nil {
+		l.lockNoNode()
+		return
+	}
+	pv := l.mode != ModeNative
+	slot := w.Slot
+	n.locked.Store(0)
+	n.next.Store(nil)
+	n.state.Store(stateRunning)
+	// The lock may have been released while we fetched the node.
+	if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
+		putNode(n)
+		l.count(slot, evAcquisitions)
+		return
+	}
+	l.count(slot, evLockSlowpath)
+
+	// Publish the node as the new tail (xchg_tail, whole-word form). The
+	// node's fields were reset above with atomic stores, which are ordered
+	// before this CAS (the kernel's smp_wmb).
+	tail := encodeTail(n.id)
+	var old uint32
+	for {
+		old = l.word.Load()
+		if l.word.CompareAndSwap(old, old&lockedPendingMask|tail) {
+			break
+		}
+	}
+	if old&tailMask != 0 {
+		prev := nodeAt(decodeTail(old))
+		prev.next.Store(n)
+		if pv {
+			l.pvWaitNode(n, prev, w)
+		} else {
+			for n.locked.Load() == 0 {
+				relax.Pause(1)
+			}
+		}
+	}
+
+	// We are the queue head: wait for the owner and the pending waiter
+	// to go away (native), or spin and halt until we hold the lock (PV).
+	var val uint32
+	if pv {
+		val = l.pvWaitHeadOrLock(n, w)
+	} else {
+		for {
+			if val = l.word.Load(); val&lockedPendingMask == 0 {
+				break
+			}
+			relax.Pause(1)
+		}
+	}
+	l.claim(n, tail, val, pv)
+	putNode(n)
+	l.count(slot, evAcquisitions)
+}
+
+// claim finishes the acquisition by the queue head (the locked: label):
+// val is the word the head saw when the lock became its own (PV: with
+// locked set) or free (native: locked and pending clear).
+func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
+	if val&tailMask == tail {
+		// We are the last node: n,0,0 -> 0,0,1 (PV: n,0,1 -> 0,0,1).
+		if l.word.CompareAndSwap(val, lockedVal) {
+			return
+		}
+	}
+	// Either somebody queued behind us, or a native contender set pending;
+	// that contender saw our tail and queues behind us, so next appears.
+	if !pv {
+		l.word.Or(lockedVal) // set_locked: nobody else may take it now
+	}
+	next := n.next.Load()
+	for next == nil {
+		relax.Pause(1)
+		next = n.next.Load()
+	}
+	next.locked.Store(1) // arch_mcs_spin_unlock_contended: next is queue head
+	if pv {
+		l.pvKickNode(next)
+	}
+}
+
+// lockNoNode is the kernel's lock_no_node fallback for a goroutine that
+// found no free queue node (more than MaxPooledWaiters goroutines queued
+// at once): spin on a trylock, yielding the processor now and then. A
+// pinned vCPU thread has its own node and does not come here.
+func (l *Lock) lockNoNode() {
+	for i := uint32(1); ; i++ {
+		if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
+			break
+		}
+		// A PV lock lets node-less waiters steal like any locker;
+		// the native head's claim relies on nobody stealing.
+		if l.mode == ModePV && l.steal(1) {
+			break
+		}
+		if i%64 == 0 {
+			runtime.Gosched()
+		} else {
+			relax.Pause(1)
+		}
+	}
+	l.count(kick.GoroutineSlot, evLockNoNode)
+	l.count(kick.GoroutineSlot, evAcquisitions)
+}
+
+// count adds one to an event when statistics are on.
+func (l *Lock) count(slot, ev int) {
+	if pvlock.StatsEnabled() {
+		l.stats().Inc(slot, ev)
+	}
+}
