@@ -32,5 +32,6 @@ go test -race -count=1 -tags pvlock_faults ./bench/torture ./internal/faults
 # Short, bounded fuzzing of each fuzz target (the seed corpora already ran above).
 fuzz() { go test -run='^$' -fuzz="^$1\$" -fuzztime="${FUZZTIME:-10s}" "$2"; }
 fuzz FuzzTicketWord ./ticket
+fuzz FuzzTailEncoding ./qspin
 fuzz FuzzParse ./bench/cmd/pvbench
 fuzz FuzzParseTorture ./bench/cmd/pvbench

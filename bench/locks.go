@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 )
 
@@ -52,6 +53,14 @@ func init() {
 		New: func() sync.Locker { return ticket.New(ticket.Native()) }})
 	RegisterLock(LockKind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
 		New: func() sync.Locker { return ticket.New() }})
+	RegisterLock(LockKind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning",
+		New: func() sync.Locker { return qspin.New(qspin.Native()) }})
+	RegisterLock(LockKind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing",
+		New: func() sync.Locker { return qspin.New() }})
+	RegisterLock(LockKind{Name: "pv-qspin-nosteal", Doc: "PV queued spinlock without lock stealing (strict FIFO)",
+		New: func() sync.Locker { return qspin.New(qspin.NoStealing()) }})
+	RegisterLock(LockKind{Name: "tas", Doc: "test-and-set lock, the kernel's virt_spin_lock: unfair, no queue",
+		New: func() sync.Locker { return qspin.NewTAS() }})
 	RegisterLock(LockKind{Name: "sync.Mutex", Doc: "Go's sync.Mutex, the lock a Go user would pick",
 		New: func() sync.Locker { return new(sync.Mutex) }})
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -79,9 +78,6 @@ func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }
 // Lock acquires the lock, waiting as its variant does.
 func (l *Lock) Lock() {
 	if l.word.CompareAndSwap(0, lockedVal) {
-		if pvlock.StatsEnabled() {
-			l.stats().Inc(-1, evAcquisitions)
-		}
 		return
 	}
 	switch l.mode {
@@ -98,19 +94,22 @@ func (l *Lock) Lock() {
 // reports whether it did. It never waits and never succeeds while the
 // lock is held (queued_spin_trylock).
 func (l *Lock) TryLock() bool {
-	if l.word.Load() != 0 || !l.word.CompareAndSwap(0, lockedVal) {
-		return false
-	}
-	if pvlock.StatsEnabled() {
-		l.stats().Inc(-1, evAcquisitions)
-	}
-	return true
+	return l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal)
 }
 
 // Unlock releases the lock. Unlocking an unlocked Lock panics, as with
 // sync.Mutex. A Lock is not tied to a goroutine: one goroutine may lock it
 // and another unlock it.
 func (l *Lock) Unlock() {
+	l.release()
+	// Acquisitions are counted here, after the release, so that the count
+	// never lengthens a critical section.
+	if pvlock.StatsEnabled() {
+		l.stats().Inc(-1, evAcquisitions)
+	}
+}
+
+func (l *Lock) release() {
 	if l.word.CompareAndSwap(lockedVal, 0) {
 		return // nobody waits and the lock is not SLOW
 	}
@@ -140,13 +139,10 @@ func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 }
 // lockTAS is virt_spin_lock: wait for a free word, then try to take it.
 func (l *Lock) lockTAS() {
 	for {
-		for l.word.Load() != 0 {
-			relax.Pause(1)
+		for i := uint32(1); l.word.Load() != 0; i++ {
+			spinPause(i)
 		}
 		if l.word.CompareAndSwap(0, lockedVal) {
-			if pvlock.StatsEnabled() {
-				l.stats().Inc(-1, evAcquisitions)
-			}
 			return
 		}
 	}

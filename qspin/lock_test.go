@@ -64,7 +64,11 @@ func TestOptions(t *testing.T) {
 	names := map[string]bool{}
 	for m := ModePV; m <= ModeTAS; m++ {
 		names[m.String()] = true
-		if Stats(m).Kind() != "qspin" || Stats(m).Mode() != m.String() {
+		kind, mode := "qspin", m.String()
+		if m == ModeTAS {
+			kind, mode = "tas", "native"
+		}
+		if Stats(m).Kind() != kind || Stats(m).Mode() != mode {
 			t.Errorf("Stats(%v) is %s/%s", m, Stats(m).Kind(), Stats(m).Mode())
 		}
 	}
@@ -121,8 +125,12 @@ func TestTryLock(t *testing.T) {
 			if !l.TryLock() {
 				t.Fatal("TryLock of a free lock failed")
 			}
+			l.Unlock() // acquisitions are counted at release
 			if got := Stats(v.mode).Snapshot().Sub(before).Get(Acquisitions); got != 1 {
 				t.Errorf("TryLock counted %d acquisitions, want 1", got)
+			}
+			if !l.TryLock() {
+				t.Fatal("TryLock of a free lock failed")
 			}
 			if l.TryLock() {
 				t.Fatal("TryLock succeeded on a lock held by the caller")

@@ -3,7 +3,7 @@ package qspin
 import (
 	"time"
 
-	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -29,7 +29,7 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 				early = true
 				break
 			}
-			relax.Pause(1)
+			spinPause(i + 1)
 		}
 		if !canHalt {
 			continue
@@ -98,7 +98,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 				if l.trylockClearPending() {
 					return l.word.Load() | lockedVal
 				}
-				relax.Pause(1)
+				spinPause(i)
 			}
 			// Once kicked, our entry is gone and is never made again
 			// (only the unlocker that removed it knows it is gone), so a
@@ -134,6 +134,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		l.count(w.Slot, evWaitHead)
 		// pv_wait(&lock->locked, SLOW): the unlocker releases before it
 		// kicks, and we armed before this check.
+		faults.Inject(faults.QspinHashHalt) // widens the hash/SLOW-to-halt window in fault builds
 		if l.word.Load()&lockedMask == slowVal {
 			l.halt(n, w)
 		}

@@ -29,14 +29,13 @@ func (l *Lock) lockNative() {
 			// Pending is ours: nobody else may take the lock now (the
 			// fast path and TryLock need a zero word, queuers see P).
 			if old&lockedMask != 0 {
-				for l.word.Load()&lockedMask != 0 {
-					relax.Pause(1)
+				for i := uint32(1); l.word.Load()&lockedMask != 0; i++ {
+					spinPause(i)
 				}
 			}
 			// 0,1,0 -> 0,0,1 (clear_pending_set_locked)
 			l.word.Add(^(pendingVal - lockedVal - 1)) // adds lockedVal - pendingVal
 			l.count(-1, evLockPending)
-			l.count(-1, evAcquisitions)
 			return
 		}
 		// Someone else is pending or queued. Undo our pending only if we
@@ -54,7 +53,6 @@ func (l *Lock) lockNative() {
 func (l *Lock) lockPV() {
 	if l.mode == ModePV && l.steal(l.spinThreshold()) {
 		l.count(-1, evLockStealing)
-		l.count(-1, evAcquisitions)
 		return
 	}
 	l.queue()
@@ -94,7 +92,6 @@ func (l *Lock) queue() {
 	// The lock may have been released while we fetched the node.
 	if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
 		putNode(n)
-		l.count(slot, evAcquisitions)
 		return
 	}
 	l.count(slot, evLockSlowpath)
@@ -116,8 +113,8 @@ func (l *Lock) queue() {
 		if pv {
 			l.pvWaitNode(n, prev, w)
 		} else {
-			for n.locked.Load() == 0 {
-				relax.Pause(1)
+			for i := uint32(1); n.locked.Load() == 0; i++ {
+				spinPause(i)
 			}
 		}
 	}
@@ -128,16 +125,15 @@ func (l *Lock) queue() {
 	if pv {
 		val = l.pvWaitHeadOrLock(n, w)
 	} else {
-		for {
+		for i := uint32(1); ; i++ {
 			if val = l.word.Load(); val&lockedPendingMask == 0 {
 				break
 			}
-			relax.Pause(1)
+			spinPause(i)
 		}
 	}
 	l.claim(n, tail, val, pv)
 	putNode(n)
-	l.count(slot, evAcquisitions)
 }
 
 // claim finishes the acquisition by the queue head (the locked: label):
@@ -187,7 +183,6 @@ func (l *Lock) lockNoNode() {
 		}
 	}
 	l.count(kick.GoroutineSlot, evLockNoNode)
-	l.count(kick.GoroutineSlot, evAcquisitions)
 }
 
 // count adds one to an event when statistics are on.
@@ -195,4 +190,15 @@ func (l *Lock) count(slot, ev int) {
 	if pvlock.StatsEnabled() {
 		l.stats().Inc(slot, ev)
 	}
+}
+
+// spinPause is one iteration's pause of a spin loop that may run long (i
+// counts its iterations from 1): a CPU relax, and every
+// pvlock.SpinPollEvery iterations an acknowledgement of cross-vCPU calls,
+// so that a vCPU spinning here never holds up a pvlock.Shootdown.
+func spinPause(i uint32) {
+	if i%pvlock.SpinPollEvery == 0 {
+		pvlock.PollCurrent()
+	}
+	relax.Pause(1)
 }

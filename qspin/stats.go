@@ -63,8 +63,8 @@ const (
 // Event names reported by Stats snapshots. The lock_* and pv_* names and
 // meanings are the kernel's lock events (kernel/locking/lock_events_list.h).
 const (
-	// Acquisitions counts every successful Lock and TryLock. The fast
-	// path counts only while pvlock.StatsEnabled().
+	// Acquisitions counts every successful Lock and TryLock, when the
+	// lock is released and only while pvlock.StatsEnabled().
 	Acquisitions = "acquisitions"
 	// LockPending counts native acquisitions through the pending bit.
 	LockPending = "lock_pending"
@@ -124,7 +124,7 @@ var modeStats = [...]*pvlock.LockStats{
 	ModePV:        pvlock.NewLockStats("qspin", ModePV.String(), eventNames),
 	ModePVNoSteal: pvlock.NewLockStats("qspin", ModePVNoSteal.String(), eventNames),
 	ModeNative:    pvlock.NewLockStats("qspin", ModeNative.String(), eventNames),
-	ModeTAS:       pvlock.NewLockStats("qspin", ModeTAS.String(), eventNames),
+	ModeTAS:       pvlock.NewLockStats("tas", "native", eventNames),
 }
 
 // Stats returns the statistics of all qspin locks of mode m, summed over

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 )
 
@@ -122,5 +123,15 @@ func init() {
 		LockStatsCounters(ticket.Stats(true)))
 	RegisterLock("pv-ticket-short", func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
 		LockStatsCounters(ticket.Stats(true)))
+	RegisterLock("native-qspin", func() sync.Locker { return qspin.New(qspin.Native()) },
+		LockStatsCounters(qspin.Stats(qspin.ModeNative)))
+	RegisterLock("pv-qspin", func() sync.Locker { return qspin.New() },
+		LockStatsCounters(qspin.Stats(qspin.ModePV)))
+	RegisterLock("pv-qspin-nosteal", func() sync.Locker { return qspin.New(qspin.NoStealing()) },
+		LockStatsCounters(qspin.Stats(qspin.ModePVNoSteal)))
+	RegisterLock("pv-qspin-short", func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortSpin)) },
+		LockStatsCounters(qspin.Stats(qspin.ModePV)))
+	RegisterLock("tas", func() sync.Locker { return qspin.NewTAS() },
+		LockStatsCounters(qspin.Stats(qspin.ModeTAS)), Unfair())
 	RegisterLock("sync.Mutex", func() sync.Locker { return new(sync.Mutex) }, nil)
 }

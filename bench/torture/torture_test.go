@@ -92,9 +92,9 @@ func TestTortureEveryLock(t *testing.T) {
 	}
 	t.Logf("%d acquisitions in total", total)
 	if faults.Enabled {
-		for _, p := range []faults.Point{faults.TicketFlagRecheck, faults.TicketUnlockKick} {
+		for _, p := range []faults.Point{faults.TicketFlagRecheck, faults.TicketUnlockKick, faults.QspinHashHalt} {
 			if faults.Hits(p) == 0 {
-				t.Errorf("fault point %v was never reached by the PV ticket runs", p)
+				t.Errorf("fault point %v was never reached by the PV runs", p)
 			}
 			t.Logf("fault point %v: %d hits", p, faults.Hits(p))
 		}
