@@ -7,6 +7,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // HistBuckets is the number of buckets of a halt-time histogram. Bucket i
@@ -123,6 +124,15 @@ func (s *LockStats) Inc(slot, ev int) { s.slotWords(slot)[ev].Add(1) }
 // stripes without the cost of a random number.
 func (s *LockStats) IncHint(hint uint32, ev int) {
 	s.stripe[int(hint%stripes)*s.stride+ev].Add(1)
+}
+
+// StripeHint returns a value for IncHint that is cheap to compute and
+// usually differs between goroutines running at the same time: it is
+// derived from the address of the caller's stack, which each goroutine
+// has to itself.
+func StripeHint() uint32 {
+	var x byte
+	return uint32(uintptr(unsafe.Pointer(&x)) >> 13)
 }
 
 // ObserveBlocked records one halt that lasted ns nanoseconds: it adds to

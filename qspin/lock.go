@@ -105,7 +105,7 @@ func (l *Lock) Unlock() {
 	// Acquisitions are counted here, after the release, so that the count
 	// never lengthens a critical section.
 	if pvlock.StatsEnabled() {
-		l.stats().Inc(-1, evAcquisitions)
+		l.stats().IncHint(pvlock.StripeHint(), evAcquisitions)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/pvlock/pvlock/pvlock"
 )
 
 // BenchmarkUncontended measures one Lock+Unlock pair on a lock nobody else
@@ -36,6 +38,16 @@ func BenchmarkUncontended(b *testing.B) {
 			}
 		})
 	}
+	b.Run("lock=pv-ticket-nostats", func(b *testing.B) {
+		pvlock.SetStats(false)
+		defer pvlock.SetStats(true)
+		l := New()
+		b.ReportAllocs()
+		for b.Loop() {
+			l.Lock()
+			l.Unlock()
+		}
+	})
 	b.Run("lock=pv-ticket-trylock", func(b *testing.B) {
 		l := New()
 		b.ReportAllocs()
