@@ -25,13 +25,16 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
 	exit 1
 fi
-go test -race -count=1 -timeout 15m ./...
-# The torture again with the race windows widened (fault injection).
-go test -race -count=1 -tags pvlock_faults ./bench/torture ./internal/faults
-
-# Short, bounded fuzzing of each fuzz target (the seed corpora already ran above).
+# Short, bounded fuzzing of each fuzz target (their seed corpora also run in
+# the suite below).
 fuzz() { go test -run='^$' -fuzz="^$1\$" -fuzztime="${FUZZTIME:-10s}" "$2"; }
 fuzz FuzzTicketWord ./ticket
 fuzz FuzzTailEncoding ./qspin
 fuzz FuzzParse ./bench/cmd/pvbench
 fuzz FuzzParseTorture ./bench/cmd/pvbench
+
+# The torture with the race windows widened (fault injection).
+go test -race -count=1 -tags pvlock_faults ./bench/torture ./internal/faults
+
+# The whole suite under the race detector.
+go test -race -count=1 -timeout 15m ./...
