@@ -33,11 +33,13 @@ func SetPVSpin(on bool) { pvSpin.Store(on) }
 // PVSpin reports whether PV locks may halt.
 func PVSpin() bool { return pvSpin.Load() }
 
-// SetStats turns the collection of lock statistics on or off. On by
-// default. Halt/kick counts of vCPUs are always kept.
+// SetStats turns the per-acquisition counting of the locks' fast paths on
+// or off. On by default. Slow-path events (halts, kicks, halt timeouts,
+// lost wake-ups, ...) and the vCPUs' halt/kick counts are always kept: they
+// cost nothing next to a wait, and the halt watchdog relies on them.
 func SetStats(on bool) { statsOn.Store(on) }
 
-// StatsEnabled reports whether locks collect statistics.
+// StatsEnabled reports whether locks count their acquisitions.
 func StatsEnabled() bool { return statsOn.Load() }
 
 // SetHaltTimeout sets the watchdog bound of one halt; d <= 0 means halts

@@ -75,9 +75,7 @@ func (l *Lock) pvKickNode(next *qnode) {
 	// finds the entry once it sees SLOW. We hold the lock, so locked is
 	// 1 and Or turns it into 3 without touching pending or tail.
 	l.word.Or(slowVal)
-	if pvlock.StatsEnabled() {
-		l.stats().Add(-1, evHashHops, uint64(hops))
-	}
+	l.stats().Add(-1, evHashHops, uint64(hops))
 }
 
 // pvWaitHeadOrLock is pv_wait_head_or_lock: the queue head spins for the
@@ -118,9 +116,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		if !hashed {
 			hashed = true
 			hops := table().hash(l.key(), n.id)
-			if pvlock.StatsEnabled() {
-				l.stats().Add(w.Slot, evHashHops, uint64(hops))
-			}
+			l.stats().Add(w.Slot, evHashHops, uint64(hops))
 			// Lost wakeup, head: the entry is written before this CAS
 			// sets SLOW, and the unlocker reads the entry only after its
 			// own CAS saw SLOW. If the lock is free instead, take it:
@@ -206,11 +202,9 @@ func (l *Lock) unlockSlow() {
 	t := now()
 	n.kickTime.Store(t)
 	w.Kick()
-	if pvlock.StatsEnabled() {
-		st := l.stats()
-		st.Inc(-1, evKickUnlock)
-		st.Add(-1, evLatencyKick, uint64(now()-t))
-	}
+	st := l.stats()
+	st.Inc(-1, evKickUnlock)
+	st.Add(-1, evLatencyKick, uint64(now()-t))
 }
 
 // arm prepares a halt: clear any old kick token and kick time before the
@@ -227,9 +221,6 @@ func (l *Lock) halt(n *qnode, w *kick.Waiter) {
 	slot := w.Slot
 	start := time.Now()
 	res := w.Halt(pvlock.HaltTimeout())
-	if !pvlock.StatsEnabled() {
-		return
-	}
 	st := l.stats()
 	st.Inc(slot, evHalts)
 	st.ObserveBlocked(slot, uint64(time.Since(start)))

@@ -185,11 +185,11 @@ func (l *Lock) lockNoNode() {
 	l.count(kick.GoroutineSlot, evLockNoNode)
 }
 
-// count adds one to an event when statistics are on.
+// count adds one to a slow-path event. Slow-path events are counted even
+// with statistics off (pvlock.SetStats): they cost nothing next to a wait,
+// and the halt watchdog's findings must never go unseen.
 func (l *Lock) count(slot, ev int) {
-	if pvlock.StatsEnabled() {
-		l.stats().Inc(slot, ev)
-	}
+	l.stats().Inc(slot, ev)
 }
 
 // spinPause is one iteration's pause of a spin loop that may run long (i
