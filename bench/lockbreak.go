@@ -14,7 +14,7 @@ import (
 	"github.com/pvlock/pvlock/pvlock"
 )
 
-// The lockbreak workload (seeds/002): vCPU 0 runs long batches under the
+// The lockbreak workload (after the kernel's cond_resched_lock): vCPU 0 runs long batches under the
 // lock, like KVM write-protecting thousands of pages under mmu_lock, while
 // the other vCPUs do short operations on the same lock. Without lock-break a
 // short operation can wait for a whole batch; with it, the batch checks

@@ -14,7 +14,7 @@ import (
 	"github.com/pvlock/pvlock/pvlock"
 )
 
-// The shootdown workload (seeds/004) is ebizzy-like: every vCPU searches
+// The shootdown workload (after KVM's PV TLB flush) is ebizzy-like: every vCPU searches
 // records in its chunk of memory through a cached view of the address
 // space (its "TLB": the mapping epoch it last saw), and every Chunk records
 // it frees its chunk and maps a new one. Remapping takes the mm lock (a

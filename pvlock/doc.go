@@ -47,9 +47,9 @@
 // kick (a lock's slow path, or Idle) or offline (VCPU.State). A Shootdown
 // uses that to make every vCPU run a handler, say to drop a stale cached
 // view: the native call waits for every vCPU, the PV call leaves halted
-// ones a flush-on-entry flag and does not wait for them (seeds/004). Running
+// ones a flush-on-entry flag and does not wait for them (KVM's paravirtual TLB flush). Running
 // vCPUs acknowledge with VCPU.Poll between operations, and lock spin loops
 // acknowledge through PollCurrent. CondRelock and VCPU.CondRelock let the
 // holder of a lock that works through a long batch drop and retake it when
-// others wait or the host wants the CPU back (seeds/002).
+// others wait or the host wants the CPU back (the kernel's cond_resched_lock).
 package pvlock

@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Lock-break (seeds/002: KVM's mmu_lock during dirty logging). A vCPU that
+// Lock-break (as for KVM's mmu_lock during dirty logging). A vCPU that
 // holds a lock for a long batch makes every other vCPU wait for the whole
 // batch. The kernel's fix is to check, every so many units of work, whether
 // the lock is contended or the scheduler wants the CPU, and if so to drop

@@ -196,7 +196,7 @@ type ShootdownMode uint8
 const (
 	// ShootdownPV does not wait for halted vCPUs: it leaves them the
 	// request, which they serve when they resume, before returning to
-	// workload code (seeds/004's flush on entry).
+	// workload code (the flush on entry of KVM's PV TLB flush).
 	ShootdownPV ShootdownMode = iota
 	// ShootdownNative waits for every online target, kicking halted ones
 	// awake so that they serve the request (an IPI to an idle CPU).
@@ -214,7 +214,7 @@ func (m ShootdownMode) String() string {
 }
 
 // Shootdown is a cross-vCPU call on the vCPUs of one VM (after the TLB
-// shootdowns of seeds/004): Call asks target vCPUs to run the handler, for
+// shootdowns of KVM's PV TLB flush): Call asks target vCPUs to run the handler, for
 // example to drop a cached copy of shared state, and returns once each of
 // them has run it or, in PV mode, is halted and will run it before it next
 // runs workload code (flush on entry).

@@ -21,8 +21,8 @@ import (
 // labCommands are pvbench's subcommands for the two mechanisms beside the
 // locks themselves:
 //
-//	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (seeds/002)
-//	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (seeds/004)
+//	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)
+//	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)
 var labCommands = map[string]func(args []string, stdout, stderr io.Writer) error{
 	"lockbreak": runLockBreak,
 	"shootdown": runShootdown,

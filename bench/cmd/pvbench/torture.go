@@ -37,7 +37,7 @@ func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
 	}
 	var c torture.Config
 	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(torture.LockNames(), ", "))
-	fs.Float64Var(&c.Overcommit, "oc", 2, "overcommit: writer vCPUs per CPU (the issue's range is 1-8)")
+	fs.Float64Var(&c.Overcommit, "oc", 2, "overcommit: writer vCPUs per CPU (1-8 is the useful range)")
 	fs.IntVar(&c.VCPUs, "vcpus", 0, "number of writer vCPUs; overrides -oc")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "initial pinning: each (one CPU per vCPU, round-robin) or float")
