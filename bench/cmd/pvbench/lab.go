@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -59,30 +58,15 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 		if _, err := bench.Lock(o.lock); err != nil {
 			return err
 		}
-		for _, f := range splitList(*ocList) {
-			v, err := strconv.ParseFloat(f, 64)
-			if err != nil || !(v > 0) {
-				return fmt.Errorf("-oc: %q is not a positive number", f)
-			}
-			o.factors = append(o.factors, v)
+		var err error
+		if o.factors, err = parseFactors(*ocList); err != nil {
+			return err
 		}
-		if len(o.factors) == 0 {
-			return errors.New("-oc is empty")
+		if o.cpus, err = parseCPUs(*cpuList); err != nil {
+			return err
 		}
-		for _, f := range splitList(*cpuList) {
-			c, err := strconv.Atoi(f)
-			if err != nil {
-				return fmt.Errorf("-cpus: %q is not a CPU number", f)
-			}
-			o.cpus = append(o.cpus, c)
-		}
-		switch *pin {
-		case "each":
-			o.pinning = pvlock.PinEach
-		case "float":
-			o.pinning = pvlock.PinFloat
-		default:
-			return fmt.Errorf("-pin: %q is neither each nor float", *pin)
+		if o.pinning, err = parsePinning(*pin); err != nil {
+			return err
 		}
 		if o.runs < 1 {
 			return fmt.Errorf("-runs must be at least 1, got %d", o.runs)
@@ -106,18 +90,6 @@ func labHeader(w io.Writer, name string, o labOptions) error {
 	fmt.Fprintf(w, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
 		name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
 	return nil
-}
-
-func writeJSONFile[T any](path string, rows []T, write func(io.Writer, []T) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f, rows); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
 }
 
 func runLockBreak(args []string, stdout, stderr io.Writer) error {
@@ -162,7 +134,7 @@ func runLockBreak(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.jsonPath != "" {
-		return writeJSONFile(o.jsonPath, rows, bench.WriteLockBreakJSON)
+		return writeFile(o.jsonPath, rows, bench.WriteLockBreakJSON)
 	}
 	return nil
 }
@@ -214,7 +186,7 @@ func runShootdown(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if o.jsonPath != "" {
-		return writeJSONFile(o.jsonPath, rows, bench.WriteShootdownJSON)
+		return writeFile(o.jsonPath, rows, bench.WriteShootdownJSON)
 	}
 	return nil
 }

@@ -15,6 +15,9 @@ func TestLabFlagsRejected(t *testing.T) {
 		{"lockbreak", "-step", "3ms", "-batch", "1ms"}, {"lockbreak", "extra"},
 		{"shootdown", "-chunk", "0"}, {"shootdown", "-pin", "up"}, {"shootdown", "-cpus", "x"},
 		{"shootdown", "-duration", "0s"},
+		// The subcommands share the main command's parsers: these were once
+		// accepted here while the main command refused them.
+		{"lockbreak", "-oc", "Inf"}, {"shootdown", "-cpus", "-1"}, {"lockbreak", "-oc", ","},
 	} {
 		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
 			t.Errorf("run(%q) accepted", args)

@@ -22,12 +22,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -103,30 +101,15 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if len(o.locks) == 0 {
 		return o, errors.New("-locks is empty")
 	}
-	for _, f := range splitList(*ocList) {
-		v, err := strconv.ParseFloat(f, 64)
-		if err != nil || !(v > 0) || math.IsInf(v, 0) {
-			return o, fmt.Errorf("-oc: %q is not a positive number", f)
-		}
-		o.factors = append(o.factors, v)
+	var err error
+	if o.factors, err = parseFactors(*ocList); err != nil {
+		return o, err
 	}
-	if len(o.factors) == 0 {
-		return o, errors.New("-oc is empty")
+	if o.cpus, err = parseCPUs(*cpuList); err != nil {
+		return o, err
 	}
-	for _, f := range splitList(*cpuList) {
-		c, err := strconv.Atoi(f)
-		if err != nil || c < 0 {
-			return o, fmt.Errorf("-cpus: %q is not a CPU number", f)
-		}
-		o.cpus = append(o.cpus, c)
-	}
-	switch *pin {
-	case "each":
-		o.pinning = pvlock.PinEach
-	case "float":
-		o.pinning = pvlock.PinFloat
-	default:
-		return o, fmt.Errorf("-pin: %q is neither each nor float", *pin)
+	if o.pinning, err = parsePinning(*pin); err != nil {
+		return o, err
 	}
 	if o.runs < 1 {
 		return o, fmt.Errorf("-runs must be at least 1, got %d", o.runs)
@@ -153,16 +136,6 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	return o, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
-	}
-	return out
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -300,16 +273,4 @@ func report(o options, rows []bench.Row, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\nplots: %s\n", strings.Join(files, " "))
 	}
 	return nil
-}
-
-func writeFile(path string, rows []bench.Row, write func(io.Writer, []bench.Row) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f, rows); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
 }

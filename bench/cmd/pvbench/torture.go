@@ -8,13 +8,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pvlock/pvlock/bench/torture"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // errTortureFailed is returned when a torture run ends in FAILURE, so that
@@ -74,20 +72,11 @@ func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
 			c.Seed = *seed
 		}
 	})
-	for _, f := range splitList(*cpuList) {
-		cpu, err := strconv.Atoi(f)
-		if err != nil || cpu < 0 {
-			return c, fmt.Errorf("torture: -cpus: %q is not a CPU number", f)
-		}
-		c.CPUs = append(c.CPUs, cpu)
+	if c.CPUs, err = parseCPUs(*cpuList); err != nil {
+		return c, fmt.Errorf("torture: %w", err)
 	}
-	switch *pin {
-	case "each":
-		c.Pinning = pvlock.PinEach
-	case "float":
-		c.Pinning = pvlock.PinFloat
-	default:
-		return c, fmt.Errorf("torture: -pin: %q is neither each nor float", *pin)
+	if c.Pinning, err = parsePinning(*pin); err != nil {
+		return c, fmt.Errorf("torture: %w", err)
 	}
 	return c.WithDefaults()
 }
