@@ -461,6 +461,13 @@ func (s *Shootdown) sweep(wait []waitee, g uint64, st *CallStats) []waitee {
 		// has its way back to workload code still ahead, and that way
 		// passes through an RMW that returns our flag.
 		word := t.exec.word.Load()
+		// A target that served the call and then left or halted is
+		// acked, not skipped: re-read done after the word, since done
+		// is stored before the RMW that clears exOnline or sets exHalted.
+		if word&(exOnline|exHalted) != exOnline && s.slots[t.index].done.Load() >= g {
+			st.Acked++
+			continue
+		}
 		switch {
 		case word&exOnline == 0:
 			st.Offline++
