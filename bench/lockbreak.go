@@ -147,15 +147,7 @@ func (s *LockBreakSpec) defaults() {
 	if s.Lock == "" {
 		s.Lock = "pv-ticket"
 	}
-	if s.Runs <= 0 {
-		s.Runs = 3
-	}
-	if s.Duration <= 0 {
-		s.Duration = time.Second
-	}
-	if s.Warmup == 0 {
-		s.Warmup = 100 * time.Millisecond
-	}
+	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
 	if s.Batch <= 0 {
 		s.Batch = DefaultBatchWork
 	}

@@ -70,15 +70,7 @@ func (s *ShootdownSpec) defaults() {
 	if s.Lock == "" {
 		s.Lock = "pv-ticket"
 	}
-	if s.Runs <= 0 {
-		s.Runs = 3
-	}
-	if s.Duration <= 0 {
-		s.Duration = time.Second
-	}
-	if s.Warmup == 0 {
-		s.Warmup = 100 * time.Millisecond
-	}
+	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
 	if s.Record <= 0 {
 		s.Record = DefaultRecordWork
 	}
