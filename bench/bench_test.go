@@ -118,3 +118,23 @@ func TestWorkUnitsProportional(t *testing.T) {
 		t.Fatalf("WorkUnits(1µs)=%d, WorkUnits(100µs)=%d", a, b)
 	}
 }
+
+// TestWorkUnitsMeanTime checks the calibration against the work the
+// workloads do: WorkUnits(d) units of busy, with the result used as a
+// critical section uses it, take about d (the least disturbed of many
+// tries). It fails if the calibration and the workloads spin different
+// loops, as when the compiler deletes work whose result is dropped.
+func TestWorkUnitsMeanTime(t *testing.T) {
+	const d = 100 * time.Microsecond
+	n := WorkUnits(d)
+	best := time.Hour
+	var sink uint64
+	for i := 0; i < 50; i++ {
+		start := time.Now()
+		sink += busy(sink, n)
+		best = min(best, time.Since(start))
+	}
+	if best < d/2 || best > d*9/5 {
+		t.Fatalf("WorkUnits(%v) = %d units took %v at best (sink %d)", d, n, best, sink)
+	}
+}

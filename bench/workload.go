@@ -98,8 +98,12 @@ const (
 	DefaultOutsideWork  = 10 * time.Microsecond
 )
 
-// busy does n units of work the compiler cannot remove and returns a
-// value derived from it.
+// busy does n units of work and returns a value derived from it. It is
+// never inlined: inlined into a caller that drops the result, the
+// compiler would delete the work and leave an empty counting loop, so
+// the calibration and the workloads would spin different loops.
+//
+//go:noinline
 func busy(seed uint64, n int) uint64 {
 	x := seed | 1
 	for i := 0; i < n; i++ {
