@@ -34,6 +34,7 @@ const (
 	TimedOut
 )
 
+// String returns the result's name: "kicked", "spurious" or "timed out".
 func (r Result) String() string {
 	switch r {
 	case Kicked:
@@ -58,6 +59,7 @@ const (
 	Park
 )
 
+// String returns the backend's name.
 func (b Backend) String() string {
 	if b == Futex {
 		return "futex"

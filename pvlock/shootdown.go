@@ -58,6 +58,7 @@ const (
 	VCPUHalted
 )
 
+// String returns the state's name.
 func (s VCPUState) String() string {
 	switch s {
 	case VCPUOffline:
@@ -203,6 +204,7 @@ const (
 	ShootdownNative
 )
 
+// String returns "pv" or "native".
 func (m ShootdownMode) String() string {
 	switch m {
 	case ShootdownPV:

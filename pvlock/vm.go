@@ -34,6 +34,7 @@ const (
 	PinFloat
 )
 
+// String returns the policy's name, as pvbench's -pin flag spells it.
 func (p Pinning) String() string {
 	switch p {
 	case PinEach:
