@@ -120,12 +120,13 @@ var unitCost struct {
 }
 
 // WorkUnits converts a CPU time into units of busy work on this machine,
-// measured once (the fastest of a few rounds, the least disturbed).
+// measured once: the fastest of 20 rounds of about 0.1 ms each, short
+// enough that on a loaded machine some rounds run without being preempted.
 func WorkUnits(d time.Duration) int {
 	unitCost.once.Do(func() {
-		const n = 200000
+		const n = 50000
 		best := time.Duration(1 << 62)
-		for i := 0; i < 5; i++ {
+		for i := 0; i < 20; i++ {
 			start := time.Now()
 			busy(uint64(i), n)
 			best = min(best, time.Since(start))
