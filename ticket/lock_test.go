@@ -426,3 +426,35 @@ func TestSpinDurationOption(t *testing.T) {
 		t.Fatal("zero threshold does not mean the default")
 	}
 }
+
+// TestHaltEarlyWhileHeadWakes checks the early halt: while the holder of
+// the served ticket is marked as just kicked (waking), a waiter halts at
+// once instead of spinning out its threshold. The threshold here is far
+// longer than the test's patience, so only the early halt publishes the
+// waiter in time; the unlock then kicks it, as any halted waiter.
+func TestHaltEarlyWhileHeadWakes(t *testing.T) {
+	l := New(SpinThreshold(1 << 31))
+	before := Stats(true).Snapshot()
+	l.Lock()
+	head := uint32(l.word.Load())
+	inc, _ := l.inc()
+	l.waking.Store(head | 1) // as if head's holder had been kicked and not run yet
+	done := make(chan struct{})
+	go func() {
+		l.Lock()
+		l.Unlock()
+		close(done)
+	}()
+	waitFor(t, func() bool { return waiters.Lookup(l.key(), uint64(head+inc)) })
+	l.Unlock()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the early-halted waiter was never kicked")
+	}
+	d := checkClean(t, before)
+	if d.Get(HaltEarly) != 1 || d.Get(Halts) != 1 || d.Get(ReleasedSlowKicked) != 1 {
+		t.Fatalf("early halts %d, halts %d, kicked releases %d; want 1 each",
+			d.Get(HaltEarly), d.Get(Halts), d.Get(ReleasedSlowKicked))
+	}
+}
