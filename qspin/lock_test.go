@@ -400,3 +400,46 @@ func TestWakeLatency(t *testing.T) {
 		t.Fatalf("WakeLatency with no wakes = %v", got)
 	}
 }
+
+// TestWaitEarlyBehindHaltedPredecessor checks pv_wait_early: a queued
+// waiter whose predecessor is halted halts at once instead of spinning out
+// its threshold (far longer here than the test's patience), then returns
+// once the predecessor's hand-off sets its locked flag and kicks it.
+func TestWaitEarlyBehindHaltedPredecessor(t *testing.T) {
+	l := New(SpinThreshold(1 << 31))
+	before := Stats(ModePV).Snapshot()
+	prev, _ := getNode()
+	n, w := getNode()
+	if prev == nil || n == nil {
+		t.Fatal("no pooled nodes")
+	}
+	defer putNode(prev)
+	defer putNode(n)
+	for _, q := range []*qnode{prev, n} { // as the slow path readies a node
+		q.locked.Store(0)
+		q.next.Store(nil)
+		q.state.Store(stateRunning)
+	}
+	prev.state.Store(stateHalted)
+	done := make(chan struct{})
+	go func() {
+		l.pvWaitNode(n, prev, w)
+		close(done)
+	}()
+	waitFor(t, "the waiter to halt behind its halted predecessor", func() bool {
+		return n.state.Load() == stateHalted
+	})
+	// The hand-off: the new queue head's locked flag, then the kick.
+	n.locked.Store(1)
+	w.Kick()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the kicked waiter did not return")
+	}
+	d := Stats(ModePV).Snapshot().Sub(before)
+	if d.Get(PVWaitEarly) != 1 || d.Get(PVWaitNode) != 1 || d.Get(HaltTimeouts) != 0 {
+		t.Fatalf("wait_early %d, wait_node %d, halt timeouts %d; want 1, 1, 0",
+			d.Get(PVWaitEarly), d.Get(PVWaitNode), d.Get(HaltTimeouts))
+	}
+}
