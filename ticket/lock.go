@@ -175,15 +175,17 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 	st := l.stats()
 	pv := l.mode == modePV
 	for spins := uint32(1); ; {
+		// Halting, and so the early halt, only while PV spinning is on: with
+		// it off (nopvspin) a waiter spins, polling for cross-vCPU calls,
+		// whatever the waking hint says.
+		canHalt := pv && pvlock.PVSpin()
 		for i := l.spinThreshold(); i > 0; i-- {
 			head := uint32(l.word.Load())
 			if head == ticket {
-				if pvlock.StatsEnabled() {
-					st.IncHint(ticket, evAcquiredSlow)
-				}
+				l.acquired(ticket, st)
 				return
 			}
-			if pv && l.waking.Load() == head|1 {
+			if canHalt && l.waking.Load() == head|1 {
 				// The ticket being served belongs to a waiter that was
 				// halted and has only been kicked: it is not running yet,
 				// so spinning now only delays it. Halt at once.
@@ -195,12 +197,26 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 			}
 			relax.Pause(1)
 		}
-		if !pv || !pvlock.PVSpin() {
+		if !canHalt {
 			continue
 		}
 		if l.halt(ticket, st) {
+			l.acquired(ticket, st)
 			return
 		}
+	}
+}
+
+// acquired ends a slow-path wait: head serves ticket. It retires the waking
+// hint if the hint names this ticket (we were the kicked holder and we now
+// run), so that later arrivals spin again instead of halting at once
+// behind a holder that is no longer waking.
+func (l *Lock) acquired(ticket uint32, st *pvlock.LockStats) {
+	if l.waking.Load() == ticket|1 {
+		l.waking.CompareAndSwap(ticket|1, 0)
+	}
+	if pvlock.StatsEnabled() {
+		st.IncHint(ticket, evAcquiredSlow)
 	}
 }
 
@@ -215,6 +231,11 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	// cannot be erased by arming.
 	w.Arm()
 	waiters.Publish(w, l.key(), uint64(ticket))
+	// Withdraw on every way out, a panicking halt hook (a cross-vCPU call's
+	// handler run on the way into or out of the halt) included: the table
+	// must not route a later kick for this ticket to a waiter that is no
+	// longer halted on it, nor keep a reused waiter linked in two buckets.
+	defer waiters.Withdraw(w)
 	st.Inc(slot, evTakenSlow)
 	// Atomic RMW, then re-check: with the unlocker's atomic release add,
 	// either its flag test sees this flag (and kicks us) or our re-check
@@ -222,17 +243,12 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	l.word.Or(flagBit)
 	faults.Inject(faults.TicketFlagRecheck)
 	if uint32(l.word.Load()) == ticket {
-		waiters.Withdraw(w)
 		st.Inc(slot, evPickup)
-		st.Inc(slot, evAcquiredSlow)
 		return true
 	}
 	st.Inc(slot, evHalts)
 	start := time.Now()
 	res := w.Halt(pvlock.HaltTimeout())
-	// Withdraw before going back to spinning: the table must not route a
-	// later kick for this ticket to a waiter that is no longer halted on it.
-	waiters.Withdraw(w)
 	st.ObserveBlocked(slot, uint64(time.Since(start)))
 	switch res {
 	case kick.Spurious:
@@ -268,11 +284,16 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// Waiters remain, or the word moved under us: kick the holder of the
 	// next ticket, if it halted. If it has not, it is still spinning and
 	// will see head on its own, or its re-check after flagging will.
+	// Tell spinners that the new head's holder is waking up, not running:
+	// they halt instead of spinning through its wake-up. The hint is set
+	// before the kick, so that the woken holder's retirement of it in
+	// acquired cannot come first and leave it stale; without a halted
+	// holder to kick it is taken back at once.
+	l.waking.Store(next | 1)
 	if found, _ := waiters.Kick(l.key(), uint64(next)); found {
-		// Tell spinners that the new head's holder is waking up, not
-		// running: they halt instead of spinning through its wake-up.
-		l.waking.Store(next | 1)
 		st.Inc(-1, evReleasedSlowKicked)
+	} else {
+		l.waking.CompareAndSwap(next|1, 0)
 	}
 }
 
