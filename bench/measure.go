@@ -78,6 +78,13 @@ type Row struct {
 	LatP50 uint64 `json:"lat_p50_ns"`
 	LatP99 uint64 `json:"lat_p99_ns"`
 	LatMax uint64 `json:"lat_max_ns"`
+	// Polls is the number of halt-polls begun per 1000 operations;
+	// PollHitPct the share of them that caught their kick, and
+	// PollInvalidPct the share cut short by a sibling vCPU becoming
+	// runnable on the CPU (see pvlock.SetHaltPoll).
+	Polls          float64 `json:"polls"`
+	PollHitPct     float64 `json:"poll_hit_pct"`
+	PollInvalidPct float64 `json:"poll_invalid_pct"`
 }
 
 // defaultRuns fills in the run parameters every spec shares: 3 measured
@@ -154,10 +161,16 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	after := vcpuCounters(vms)
 	halts = float64(after.halts - before.halts)
 	kicks = float64(after.kicks - before.kicks)
+	polls := float64(after.polls - before.polls)
 	row.OpsPerSec, row.Stdev = meanStdev(rates)
 	if units > 0 {
 		row.Halts = halts * 1000 / units
 		row.Kicks = kicks * 1000 / units
+		row.Polls = polls * 1000 / units
+	}
+	if polls > 0 {
+		row.PollHitPct = 100 * float64(after.pollHits-before.pollHits) / polls
+		row.PollInvalidPct = 100 * float64(after.pollsInvalid-before.pollsInvalid) / polls
 	}
 	if vcpuTime > 0 {
 		row.StealPct = 100 * float64(steal) / float64(vcpuTime)
@@ -321,7 +334,7 @@ type paddedCount struct {
 	_ [120]byte
 }
 
-type counters struct{ halts, kicks uint64 }
+type counters struct{ halts, kicks, polls, pollHits, pollsInvalid uint64 }
 
 func vcpuCounters(vms []*pvlock.VM) counters {
 	var c counters
@@ -330,6 +343,9 @@ func vcpuCounters(vms []*pvlock.VM) counters {
 			k := v.Waiter().Counters()
 			c.halts += k.Halts
 			c.kicks += k.KicksReceived
+			c.polls += k.PollsAttempted
+			c.pollHits += k.PollsSuccessful
+			c.pollsInvalid += k.PollsInvalid
 		}
 	}
 	return c

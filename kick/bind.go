@@ -5,35 +5,52 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pvlock/pvlock/internal/curg"
 	"golang.org/x/sys/unix"
 )
 
-// Waiters bound to OS threads, looked up by thread id. The table is sharded
-// and each shard is an immutable map replaced on Bind/Unbind, so the lookup
-// on the halt path is one atomic load and a map read, with no lock.
+// Waiters bound to OS threads, looked up by the bound goroutine's address
+// (internal/curg: a few instructions) or, where that cannot be read, by
+// thread id (a gettid system call, about a microsecond on a VM). A bound
+// goroutine is locked to its thread, so either identifies the thread. The
+// table is sharded and each shard is an immutable map replaced on
+// Bind/Unbind, so the lookup on the halt path is one atomic load and a map
+// read, with no lock.
 const bindShards = 64
 
 var bound [bindShards]struct {
 	mu sync.Mutex // serialises writers of m
-	m  atomic.Pointer[map[int]*Waiter]
+	m  atomic.Pointer[map[uintptr]*Waiter]
 }
+
+// self returns the calling goroutine's key in the bound table.
+func self() uintptr {
+	if curg.Supported {
+		return curg.Pointer()
+	}
+	return uintptr(unix.Gettid())
+}
+
+// shard spreads keys over the shards; goroutine addresses are aligned, so
+// their low bits are dropped.
+func shard(key uintptr) uintptr { return (key ^ key>>9) % bindShards }
 
 // Bind attaches w to the calling OS thread, so that Get on this thread
 // returns w. The caller must have locked its goroutine to the thread with
 // runtime.LockOSThread and must call Unbind before the goroutine unlocks or
 // exits. w normally uses the Futex backend.
 func Bind(w *Waiter) error {
-	tid := unix.Gettid()
-	s := &bound[tid%bindShards]
+	tid := self()
+	s := &bound[shard(tid)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.m.Load()
 	if old != nil {
 		if _, ok := (*old)[tid]; ok {
-			return fmt.Errorf("kick: thread %d already has a bound waiter", tid)
+			return fmt.Errorf("kick: thread %d already has a bound waiter", unix.Gettid())
 		}
 	}
-	m := make(map[int]*Waiter, mapLen(old)+1)
+	m := make(map[uintptr]*Waiter, mapLen(old)+1)
 	if old != nil {
 		for k, v := range *old {
 			m[k] = v
@@ -46,8 +63,8 @@ func Bind(w *Waiter) error {
 
 // Unbind detaches the waiter bound to the calling thread, if any.
 func Unbind() {
-	tid := unix.Gettid()
-	s := &bound[tid%bindShards]
+	tid := self()
+	s := &bound[shard(tid)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.m.Load()
@@ -57,7 +74,7 @@ func Unbind() {
 	if _, ok := (*old)[tid]; !ok {
 		return
 	}
-	m := make(map[int]*Waiter, len(*old))
+	m := make(map[uintptr]*Waiter, len(*old))
 	for k, v := range *old {
 		if k != tid {
 			m[k] = v
@@ -66,7 +83,7 @@ func Unbind() {
 	s.m.Store(&m)
 }
 
-func mapLen(m *map[int]*Waiter) int {
+func mapLen(m *map[uintptr]*Waiter) int {
 	if m == nil {
 		return 0
 	}
@@ -74,10 +91,11 @@ func mapLen(m *map[int]*Waiter) int {
 }
 
 // Current returns the waiter bound to the calling thread, or nil. It costs
-// one gettid system call.
+// a map lookup (on platforms without internal/curg, a gettid system call
+// too).
 func Current() *Waiter {
-	tid := unix.Gettid()
-	m := bound[tid%bindShards].m.Load()
+	tid := self()
+	m := bound[shard(tid)].m.Load()
 	if m == nil {
 		return nil
 	}

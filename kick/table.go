@@ -77,6 +77,15 @@ func (t *Table) Withdraw(w *Waiter) {
 // Kick kicks the waiter published under (key, tag), if any. found reports
 // whether one was published; hops is the number of list entries examined.
 func (t *Table) Kick(key uintptr, tag uint64) (found bool, hops int) {
+	w, _, hops := t.KickWaiter(key, tag)
+	return w != nil, hops
+}
+
+// KickWaiter is Kick that returns the waiter it kicked (nil if none was
+// published) and whether that waiter was asleep, so that its wake-up is
+// still under way when KickWaiter returns (a waiter that was polling, or
+// had not halted yet, runs already).
+func (t *Table) KickWaiter(key uintptr, tag uint64) (kicked *Waiter, asleep bool, hops int) {
 	b := &t.buckets[hashKey(key, tag)]
 	b.mu.Lock()
 	var match *Waiter
@@ -87,10 +96,10 @@ func (t *Table) Kick(key uintptr, tag uint64) (found bool, hops int) {
 		}
 	}
 	if match != nil {
-		match.Kick()
+		_, asleep = match.kick()
 	}
 	b.mu.Unlock()
-	return match != nil, hops
+	return match, asleep, hops
 }
 
 // Lookup reports whether a waiter is published under (key, tag).

@@ -10,8 +10,11 @@ import (
 // The waiter's state word. It is also the futex word of the futex backend.
 //
 //	from      to        by      meaning
+//	idle      polling   waiter  Halt: about to poll (CAS, fails if kicked)
 //	idle      sleeping  waiter  Halt: about to sleep (CAS, fails if kicked)
+//	polling   sleeping  waiter  the poll ended without a kick (CAS)
 //	idle      kicked    kicker  early kick: the token waits for the halt
+//	polling   kicked    kicker  kick of a poller: token, no wake-up needed
 //	sleeping  kicked    kicker  kick of a sleeper: token + wake-up
 //	sleeping  idle      waiter  timeout or spurious return (CAS)
 //	kicked    idle      waiter  token consumed (Halt returns Kicked)
@@ -20,6 +23,7 @@ const (
 	stateIdle     uint32 = 0
 	stateSleeping uint32 = 1
 	stateKicked   uint32 = 2
+	statePolling  uint32 = 3
 )
 
 // Result says why Halt returned.
@@ -75,7 +79,16 @@ type Counters struct {
 	KicksReceived uint64 // kicks that delivered a token to this waiter
 	Spurious      uint64 // wake-ups without a token
 	Timeouts      uint64 // halts that ended by timeout
-	HaltedNanos   uint64 // total time spent asleep in Halt
+	HaltedNanos   uint64 // total time spent halted (polling or asleep) in Halt
+
+	// Halt-polling, in the terms of KVM's halt-poll statistics.
+	PollsAttempted   uint64 // halts that began a poll
+	PollsSuccessful  uint64 // polls that caught their kick
+	PollsInvalid     uint64 // polls cut short because a sibling became runnable
+	PollSuccessNanos uint64 // time spent in polls that caught their kick
+	PollFailNanos    uint64 // time spent in polls that ended without one
+	// PollWindowNanos is the waiter's current adaptive window (a gauge).
+	PollWindowNanos uint64
 }
 
 // HaltHook lets the owner of a Waiter track when it really sleeps. Halt
@@ -112,6 +125,9 @@ type Waiter struct {
 	// real sleep (see HaltHook).
 	Hook HaltHook
 
+	domain atomic.Pointer[Domain] // see SetDomain
+	pollNs atomic.Int64           // adaptive halt-poll window, ns
+
 	// table linkage; guarded by the bucket lock of the table the Waiter
 	// is published in.
 	next, prev *Waiter
@@ -119,8 +135,9 @@ type Waiter struct {
 	tag        uint64
 	bucket     *bucket
 
-	halts, early, kicks, spurious, timeouts, haltedNanos atomic.Uint64
-	_                                                    cpu.CacheLinePad
+	halts, early, kicks, spurious, timeouts, haltedNanos              atomic.Uint64
+	pollsAttempted, pollsOK, pollsInvalid, pollOKNanos, pollFailNanos atomic.Uint64
+	_                                                                 cpu.CacheLinePad
 }
 
 // NewWaiter returns an idle Waiter using the given backend.
@@ -142,6 +159,14 @@ func (w *Waiter) Arm() {
 	atomic.StoreUint32(&w.state, stateIdle)
 }
 
+// SetDomain makes w a halt-polling waiter of d (nil: never poll). Set it
+// while w is not halted; the owner of w also counts w's thread into d with
+// Enter and Leave while it runs.
+func (w *Waiter) SetDomain(d *Domain) { w.domain.Store(d) }
+
+// Domain returns the waiter's halt-polling domain, or nil.
+func (w *Waiter) Domain() *Domain { return w.domain.Load() }
+
 // Kicked reports whether a kick token is pending.
 func (w *Waiter) Kicked() bool {
 	return atomic.LoadUint32(&w.state) == stateKicked
@@ -149,26 +174,50 @@ func (w *Waiter) Kicked() bool {
 
 // Halt sleeps until the Waiter is kicked, the timeout (if > 0) expires, or
 // the sleep ends spuriously. A kick that arrived after Arm and before Halt
-// makes Halt return Kicked at once: the token is sticky.
-func (w *Waiter) Halt(timeout time.Duration) Result {
+// makes Halt return Kicked at once: the token is sticky. A futex waiter with
+// a Domain first halt-polls (see SetHaltPoll) while the domain has an idle
+// CPU.
+func (w *Waiter) Halt(timeout time.Duration) Result { return w.halt(timeout, true) }
+
+// Sleep is Halt without halt-polling, for halts that expect no kick soon
+// (an idle vCPU waiting for its timer).
+func (w *Waiter) Sleep(timeout time.Duration) Result { return w.halt(timeout, false) }
+
+func (w *Waiter) halt(timeout time.Duration, mayPoll bool) Result {
+	d := w.domain.Load()
+	var window int64
+	if mayPoll && d != nil {
+		window = w.pollWindow()
+	}
+	first := stateSleeping
+	if window > 0 {
+		first = statePolling
+	}
 	// The CAS fails only if a kicker already left its token: consume it.
-	if !atomic.CompareAndSwapUint32(&w.state, stateIdle, stateSleeping) {
+	if !atomic.CompareAndSwapUint32(&w.state, stateIdle, first) {
 		atomic.StoreUint32(&w.state, stateIdle)
 		w.early.Add(1)
 		return Kicked
+	}
+	if d != nil {
+		d.runnable.Add(-1) // halted: put back by our kicker, or below
 	}
 	w.halts.Add(1)
 	if w.Hook != nil {
 		w.Hook.Halting()
 	}
 	start := time.Now()
-	var r Result
-	if w.backend == Futex {
-		r = w.sleepFutex(timeout)
-	} else {
-		r = w.sleepPark(timeout)
+	r, polled := w.pollThenSleep(d, first, window, start, timeout)
+	blocked := int64(time.Since(start))
+	w.haltedNanos.Add(uint64(blocked))
+	if polled {
+		w.adapt(window, blocked)
+	} else if mayPoll && d != nil && window == 0 {
+		w.adapt(0, blocked) // a zero window still learns when to open
 	}
-	w.haltedNanos.Add(uint64(time.Since(start)))
+	if r != Kicked && d != nil {
+		d.runnable.Add(1) // no kicker put us back
+	}
 	if w.Hook != nil {
 		w.Hook.Resumed()
 	}
@@ -179,6 +228,52 @@ func (w *Waiter) Halt(timeout time.Duration) Result {
 		w.timeouts.Add(1)
 	}
 	return r
+}
+
+// pollThenSleep is the body of a halt that has left idle for first. It
+// reports how the halt ended and whether a valid poll (one not cut short by
+// a runnable sibling) ran, which is what the adaptive window learns from.
+func (w *Waiter) pollThenSleep(d *Domain, first uint32, window int64, start time.Time, timeout time.Duration) (Result, bool) {
+	if first == statePolling {
+		valid := false
+		if d.Idle() {
+			w.pollsAttempted.Add(1)
+			kicked, invalid := w.poll(d, start, window)
+			spent := uint64(time.Since(start))
+			switch {
+			case kicked:
+				atomic.StoreUint32(&w.state, stateIdle)
+				w.pollsOK.Add(1)
+				w.pollOKNanos.Add(spent)
+				return Kicked, true
+			case invalid:
+				w.pollsInvalid.Add(1)
+				w.pollFailNanos.Add(spent)
+			default:
+				w.pollFailNanos.Add(spent)
+				valid = true
+			}
+		}
+		// Commit to sleeping; the CAS fails only if a kick landed since.
+		if !atomic.CompareAndSwapUint32(&w.state, statePolling, stateSleeping) {
+			atomic.StoreUint32(&w.state, stateIdle)
+			return Kicked, valid
+		}
+		if timeout > 0 {
+			if timeout -= time.Since(start); timeout <= 0 {
+				timeout = 1 // the poll used it up: the sleep times out at once
+			}
+		}
+		return w.sleep(timeout), valid
+	}
+	return w.sleep(timeout), false
+}
+
+func (w *Waiter) sleep(timeout time.Duration) Result {
+	if w.backend == Futex {
+		return w.sleepFutex(timeout)
+	}
+	return w.sleepPark(timeout)
 }
 
 func (w *Waiter) sleepFutex(timeout time.Duration) Result {
@@ -245,21 +340,38 @@ func (w *Waiter) sleepPark(timeout time.Duration) Result {
 // Kick delivers a token to the Waiter and wakes it if it sleeps. It reports
 // whether a token was delivered (false if one was already pending).
 func (w *Waiter) Kick() bool {
+	delivered, _ := w.kick()
+	return delivered
+}
+
+// KickWaking is Kick that also reports whether the waiter was asleep, so
+// that its wake-up is still to come (a waiter that was polling, or had not
+// halted yet, runs already).
+func (w *Waiter) KickWaking() (delivered, asleep bool) { return w.kick() }
+
+func (w *Waiter) kick() (delivered, asleep bool) {
 	old := atomic.SwapUint32(&w.state, stateKicked)
 	if old == stateKicked {
-		return false
+		return false, false
 	}
 	w.kicks.Add(1)
+	if old == stateSleeping || old == statePolling {
+		// Put the waiter back among its domain's runnable waiters before
+		// it wakes, so that a sibling polling on its CPU gives way now.
+		if d := w.domain.Load(); d != nil {
+			d.runnable.Add(1)
+		}
+	}
 	if old == stateSleeping {
-		// Only a sleeper needs the expensive wake; an idle waiter will
-		// find the token when it reaches Halt.
+		// Only a sleeper needs the expensive wake; an idle or polling
+		// waiter will find the token in its state word.
 		if w.backend == Futex {
 			futexWake(&w.state, 1)
 		} else {
 			w.wake <- struct{}{}
 		}
 	}
-	return true
+	return true, old == stateSleeping
 }
 
 // Counters returns the Waiter's event counts.
@@ -271,6 +383,13 @@ func (w *Waiter) Counters() Counters {
 		Spurious:      w.spurious.Load(),
 		Timeouts:      w.timeouts.Load(),
 		HaltedNanos:   w.haltedNanos.Load(),
+
+		PollsAttempted:   w.pollsAttempted.Load(),
+		PollsSuccessful:  w.pollsOK.Load(),
+		PollsInvalid:     w.pollsInvalid.Load(),
+		PollSuccessNanos: w.pollOKNanos.Load(),
+		PollFailNanos:    w.pollFailNanos.Load(),
+		PollWindowNanos:  uint64(w.pollNs.Load()),
 	}
 }
 
@@ -282,4 +401,9 @@ func (w *Waiter) ResetCounters() {
 	w.spurious.Store(0)
 	w.timeouts.Store(0)
 	w.haltedNanos.Store(0)
+	w.pollsAttempted.Store(0)
+	w.pollsOK.Store(0)
+	w.pollsInvalid.Store(0)
+	w.pollOKNanos.Store(0)
+	w.pollFailNanos.Store(0)
 }

@@ -112,6 +112,7 @@ func (h *haltHook) Resumed() {
 // enter marks the vCPU running when its workload starts, serving requests
 // posted while it was offline.
 func (v *VCPU) enter() {
+	v.waiter.Domain().Enter()
 	v.brk.reset(v.stealStart.Load())
 	if v.exec.word.Or(exOnline)&exPending != 0 {
 		v.drain()
@@ -120,6 +121,7 @@ func (v *VCPU) enter() {
 
 // leave marks the vCPU offline when its workload has returned.
 func (v *VCPU) leave() {
+	v.waiter.Domain().Leave()
 	v.exec.word.And(^exOnline)
 	v.brk.close()
 }
@@ -188,7 +190,7 @@ func (v *VCPU) Idle(d time.Duration) kick.Result {
 		panic(fmt.Sprintf("pvlock: Idle of vCPU %d of %s called from another thread", v.index, v.vm.name))
 	}
 	v.waiter.Arm()
-	return v.waiter.Halt(d)
+	return v.waiter.Sleep(d) // no halt-polling: an idle vCPU expects no kick soon
 }
 
 // ShootdownMode says how a cross-vCPU call treats vCPUs that are not running.

@@ -125,6 +125,7 @@ func NewVM(cfg Config) (*VM, error) {
 		v.waiter = kick.NewWaiter(kick.Futex)
 		v.waiter.Owner = v
 		v.waiter.Hook = (*haltHook)(v)
+		v.sibSpin.Store(initialSiblingSpin)
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}
@@ -282,6 +283,8 @@ type VCPU struct {
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
 
+	sibSpin atomic.Uint32 // spins while a sibling vCPU waits for the CPU (spin.go)
+
 	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
@@ -343,6 +346,7 @@ func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, read
 		return
 	}
 	v.waiter.Slot = v.id
+	v.waiter.SetDomain(domainOf(v))
 	if err := kick.Bind(v.waiter); err != nil {
 		fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, err))
 		ready.Done()

@@ -16,20 +16,23 @@ const prevCheckMask = 0xff
 // threshold, then halts until its predecessor hands it the queue head.
 // It returns once n.locked is set.
 func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
-	threshold := l.spinThreshold()
+	threshold, fixed := l.spinThreshold(), l.threshold != 0
 	for {
 		early := false
 		canHalt := pvlock.PVSpin()
-		for i := uint32(0); i < threshold; i++ {
+		for sp := pvlock.NewSpinner(threshold, fixed || !canHalt); ; {
 			if n.locked.Load() != 0 {
+				sp.Acquired()
 				return
 			}
 			// A halted predecessor will not make us head soon: halt too.
-			if canHalt && i&prevCheckMask == 0 && prev.state.Load() != stateRunning {
+			if canHalt && sp.Spins()&prevCheckMask == 0 && prev.state.Load() != stateRunning {
 				early = true
 				break
 			}
-			spinPause(i + 1)
+			if !sp.Spin() {
+				break
+			}
 		}
 		if !canHalt {
 			continue
@@ -83,7 +86,7 @@ func (l *Lock) pvKickNode(next *qnode) {
 // hashes itself, marks the lock SLOW and halts until the unlocker kicks
 // it. It returns the lock word, with the lock held by us.
 func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
-	threshold := l.spinThreshold()
+	threshold, fixed := l.spinThreshold(), l.threshold != 0
 	// pv_kick_node hashed us already: the lock is (or is about to be)
 	// SLOW and the unlocker will kick us; hashing again would make a
 	// second entry for the lock.
@@ -92,11 +95,14 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		n.state.Store(stateRunning) // for our successor's wait-early check
 		l.word.Or(pendingVal)       // we spin: stealing is off
 		for {
-			for i := threshold; i > 0; i-- {
+			for sp := pvlock.NewSpinner(threshold, fixed || !pvlock.PVSpin()); ; {
 				if l.trylockClearPending() {
+					sp.Acquired()
 					return l.word.Load() | lockedVal
 				}
-				spinPause(i)
+				if !sp.Spin() {
+					break
+				}
 			}
 			// Once kicked, our entry is gone and is never made again
 			// (only the unlocker that removed it knows it is gone), so a
@@ -201,7 +207,10 @@ func (l *Lock) unlockSlow() {
 	w := n.waiter.Load()
 	t := now()
 	n.kickTime.Store(t)
-	w.Kick()
+	if _, asleep := w.KickWaking(); asleep {
+		// The queue head sleeps: if it shares our CPU, make way for it.
+		pvlock.YieldTo(w)
+	}
 	st := l.stats()
 	st.Inc(-1, evKickUnlock)
 	st.Add(-1, evLatencyKick, uint64(now()-t))

@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/faults"
-	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -174,28 +173,33 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 	}
 	st := l.stats()
 	pv := l.mode == modePV
-	for spins := uint32(1); ; {
+	for {
 		// Halting, and so the early halt, only while PV spinning is on: with
 		// it off (nopvspin) a waiter spins, polling for cross-vCPU calls,
 		// whatever the waking hint says.
 		canHalt := pv && pvlock.PVSpin()
-		for i := l.spinThreshold(); i > 0; i-- {
+		// A fixed threshold, or a waiter that cannot halt, spins the whole
+		// threshold; otherwise the spin adapts to the CPU's load.
+		fixed := l.threshold != 0 || !canHalt
+		for sp := pvlock.NewSpinner(l.spinThreshold(), fixed); ; {
 			head := uint32(l.word.Load())
 			if head == ticket {
+				sp.Acquired()
 				l.acquired(ticket, st)
 				return
 			}
-			if canHalt && l.waking.Load() == head|1 {
+			if canHalt && !sp.Aware() && l.waking.Load() == head|1 {
 				// The ticket being served belongs to a waiter that was
 				// halted and has only been kicked: it is not running yet,
-				// so spinning now only delays it. Halt at once.
+				// so spinning blindly now only delays it. Halt at once.
+				// A spinner that sees its CPU's load needs no hint: it
+				// spins on only while its CPU has nothing else to run.
 				st.IncHint(ticket, evHaltEarly)
 				break
 			}
-			if spins++; spins%pvlock.SpinPollEvery == 0 {
-				pvlock.PollCurrent() // acknowledge cross-vCPU calls while we spin
+			if !sp.Spin() {
+				break
 			}
-			relax.Pause(1)
 		}
 		if !canHalt {
 			continue
@@ -287,13 +291,20 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// Tell spinners that the new head's holder is waking up, not running:
 	// they halt instead of spinning through its wake-up. The hint is set
 	// before the kick, so that the woken holder's retirement of it in
-	// acquired cannot come first and leave it stale; without a halted
-	// holder to kick it is taken back at once.
+	// acquired cannot come first and leave it stale; if the holder was not
+	// asleep (it was polling, or had not halted yet) it runs already, and
+	// the hint is taken back at once.
 	l.waking.Store(next | 1)
-	if found, _ := waiters.Kick(l.key(), uint64(next)); found {
-		st.Inc(-1, evReleasedSlowKicked)
-	} else {
+	w, asleep, _ := waiters.KickWaiter(l.key(), uint64(next))
+	if !asleep {
 		l.waking.CompareAndSwap(next|1, 0)
+	}
+	if w != nil {
+		st.Inc(-1, evReleasedSlowKicked)
+	}
+	if asleep {
+		// The new holder sleeps: if it shares our CPU, make way for it.
+		pvlock.YieldTo(w)
 	}
 }
 
@@ -302,3 +313,4 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
+

@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package curg
+
+const supported = false
+
+// Pointer returns 0: this platform has no cheap way to read the g.
+func Pointer() uintptr { return 0 }
