@@ -17,6 +17,10 @@ type LockKind struct {
 	Doc string
 	// New returns a fresh, unlocked lock.
 	New func() sync.Locker
+	// WithThreshold, for the PV locks, returns a fresh lock with a fixed
+	// spin threshold of n polls instead of the adaptive default (pvbench
+	// sweep); nil for locks without one.
+	WithThreshold func(n uint32) sync.Locker
 }
 
 var locks = map[string]LockKind{}
@@ -52,13 +56,16 @@ func init() {
 	RegisterLock(LockKind{Name: "native-ticket", Doc: "ticket lock, INC=1, pure spinning",
 		New: func() sync.Locker { return ticket.New(ticket.Native()) }})
 	RegisterLock(LockKind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
-		New: func() sync.Locker { return ticket.New() }})
+		New:           func() sync.Locker { return ticket.New() },
+		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) }})
 	RegisterLock(LockKind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning",
 		New: func() sync.Locker { return qspin.New(qspin.Native()) }})
 	RegisterLock(LockKind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing",
-		New: func() sync.Locker { return qspin.New() }})
+		New:           func() sync.Locker { return qspin.New() },
+		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.SpinThreshold(n)) }})
 	RegisterLock(LockKind{Name: "pv-qspin-nosteal", Doc: "PV queued spinlock without lock stealing (strict FIFO)",
-		New: func() sync.Locker { return qspin.New(qspin.NoStealing()) }})
+		New:           func() sync.Locker { return qspin.New(qspin.NoStealing()) },
+		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.NoStealing(), qspin.SpinThreshold(n)) }})
 	RegisterLock(LockKind{Name: "tas", Doc: "test-and-set lock, the kernel's virt_spin_lock: unfair, no queue",
 		New: func() sync.Locker { return qspin.NewTAS() }})
 	RegisterLock(LockKind{Name: "sync.Mutex", Doc: "Go's sync.Mutex, the lock a Go user would pick",

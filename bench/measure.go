@@ -39,6 +39,10 @@ type Spec struct {
 	Seed uint64
 	// Params tune the workload (its Seed is set from the Seed above).
 	Params Params
+	// NewLock, if set, makes the cell's locks instead of the registered
+	// Lock's constructor (Lock still names the row): a variant of a
+	// registered lock, such as one with a fixed spin threshold.
+	NewLock func() sync.Locker
 }
 
 // Row is the result of a Spec: means and standard deviations over runs.
@@ -118,6 +122,9 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	lk, err := Lock(spec.Lock)
 	if err != nil {
 		return Row{}, err
+	}
+	if spec.NewLock != nil {
+		lk.New = spec.NewLock
 	}
 	vms, err := newVMs(spec)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -44,6 +45,15 @@ func lockColor(i int) color.Color { return palette[i%len(palette)] }
 // latency against overcommit, log scale), each in every PlotFormats
 // format. It returns the files written.
 func WritePlots(dir string, rows []Row) ([]string, error) {
+	return writePlots(dir, rows, "throughput", "fairness", "latency")
+}
+
+// WriteThroughputPlots is WritePlots with the throughput plots only.
+func WriteThroughputPlots(dir string, rows []Row) ([]string, error) {
+	return writePlots(dir, rows, "throughput")
+}
+
+func writePlots(dir string, rows []Row, kinds ...string) ([]string, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("bench: no rows to plot")
 	}
@@ -67,6 +77,9 @@ func WritePlots(dir string, rows []Row) ([]string, error) {
 			{"latency", latencyPlot},
 		}
 		for _, pl := range plots {
+			if !slices.Contains(kinds, pl.name) {
+				continue
+			}
 			p, err := pl.make(sub)
 			if err != nil {
 				return files, fmt.Errorf("bench: %s %s plot: %w", wl, pl.name, err)

@@ -1,0 +1,284 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// The sweep compares the adaptive waiting policy with fixed settings of its
+// two knobs: the spin threshold (polls before a PV waiter halts) and the
+// halt-poll window (how long a halted vCPU polls before it sleeps). One
+// knob is varied at a time with the other adaptive, and the adaptive
+// default is measured beside them, so each cell says whether adaptive
+// keeps up with the best fixed choice for that workload, lock and
+// overcommit.
+
+// Adaptive marks a sweep setting left to the adaptive policy.
+const Adaptive = -1
+
+// DefaultSweepThresholds are the fixed spin thresholds a sweep tries, in
+// polls (2^6 ... 2^16).
+var DefaultSweepThresholds = []int{1 << 6, 1 << 8, 1 << 10, 1 << 12, 1 << 14, 1 << 16}
+
+// DefaultSweepHaltPolls are the fixed halt-poll windows a sweep tries.
+var DefaultSweepHaltPolls = []time.Duration{0, 10 * time.Microsecond, 50 * time.Microsecond,
+	200 * time.Microsecond, time.Millisecond}
+
+// SweepSpec describes a sweep: every workload, lock and overcommit factor
+// is measured with the adaptive policy, with each fixed threshold and with
+// each fixed halt-poll window.
+type SweepSpec struct {
+	Workloads  []string
+	Locks      []string // PV locks: they must have a WithThreshold constructor
+	Factors    []float64
+	Thresholds []int           // fixed spin thresholds, polls (> 0)
+	HaltPolls  []time.Duration // fixed halt-poll windows (>= 0)
+	// Cell is the template of every measurement: CPUs, pinning, runs,
+	// duration, warm-up, seed and workload parameters.
+	Cell Spec
+	// Progress, if set, is called before each cell with its position.
+	Progress func(done, total int, label string)
+}
+
+// SweepRow is one cell of a sweep: a Row measured with one setting.
+// Threshold is the fixed spin threshold in polls or Adaptive; HaltPoll the
+// fixed halt-poll window or Adaptive.
+type SweepRow struct {
+	Row
+	Threshold int
+	HaltPoll  time.Duration
+}
+
+// sweepJSON is a SweepRow's JSON form: the Row's fields, then threshold
+// (a number of polls, or "adaptive") and halt_poll (nanoseconds, or
+// "adaptive").
+type sweepJSON struct {
+	Row
+	Threshold any `json:"threshold"`
+	HaltPoll  any `json:"halt_poll"`
+}
+
+// MarshalJSON writes the row with its settings as numbers or "adaptive".
+func (r SweepRow) MarshalJSON() ([]byte, error) {
+	j := sweepJSON{Row: r.Row, Threshold: "adaptive", HaltPoll: "adaptive"}
+	if r.Threshold != Adaptive {
+		j.Threshold = r.Threshold
+	}
+	if r.HaltPoll != Adaptive {
+		j.HaltPoll = int64(r.HaltPoll)
+	}
+	return json.Marshal(j)
+}
+
+// Setting names the row's setting: "adaptive", "spin=1024" or
+// "haltpoll=200µs".
+func (r SweepRow) Setting() string {
+	switch {
+	case r.Threshold != Adaptive:
+		return fmt.Sprintf("spin=%d", r.Threshold)
+	case r.HaltPoll != Adaptive:
+		return "haltpoll=" + r.HaltPoll.String()
+	}
+	return "adaptive"
+}
+
+type sweepSetting struct {
+	threshold int
+	haltPoll  time.Duration
+}
+
+func (s SweepSpec) settings() []sweepSetting {
+	out := []sweepSetting{{Adaptive, Adaptive}}
+	for _, t := range s.Thresholds {
+		out = append(out, sweepSetting{t, Adaptive})
+	}
+	for _, h := range s.HaltPolls {
+		out = append(out, sweepSetting{Adaptive, h})
+	}
+	return out
+}
+
+// Validate checks the spec without measuring anything.
+func (s SweepSpec) Validate() error {
+	if len(s.Workloads) == 0 || len(s.Locks) == 0 || len(s.Factors) == 0 {
+		return fmt.Errorf("bench: a sweep needs workloads, locks and overcommit factors")
+	}
+	for _, w := range s.Workloads {
+		if _, err := WorkloadByName(w); err != nil {
+			return err
+		}
+	}
+	for _, name := range s.Locks {
+		k, err := Lock(name)
+		if err != nil {
+			return err
+		}
+		if k.WithThreshold == nil {
+			return fmt.Errorf("bench: lock %s has no spin threshold to sweep (PV locks: pv-ticket, pv-qspin, pv-qspin-nosteal)", name)
+		}
+	}
+	for _, t := range s.Thresholds {
+		if t <= 0 || t > math.MaxUint32 {
+			return fmt.Errorf("bench: spin threshold %d out of range (1..2^32-1)", t)
+		}
+	}
+	for _, h := range s.HaltPolls {
+		if h < 0 {
+			return fmt.Errorf("bench: halt-poll window %v is negative", h)
+		}
+	}
+	return nil
+}
+
+// Sweep measures every cell of spec. It restores the halt-poll policy it
+// found when it returns. Rows come workload by workload, then lock, then
+// overcommit, then setting (adaptive first).
+func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	maxPoll, adaptive := pvlock.HaltPoll()
+	defer pvlock.SetHaltPoll(maxPoll, adaptive)
+	settings := spec.settings()
+	total := len(spec.Workloads) * len(spec.Locks) * len(spec.Factors) * len(settings)
+	var rows []SweepRow
+	for _, wl := range spec.Workloads {
+		for _, name := range spec.Locks {
+			kind, _ := Lock(name)
+			for _, oc := range spec.Factors {
+				for _, set := range settings {
+					cell := spec.Cell
+					cell.Workload, cell.Lock, cell.Overcommit = wl, name, oc
+					if set.threshold != Adaptive {
+						n := uint32(set.threshold)
+						cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
+					}
+					if set.haltPoll != Adaptive {
+						pvlock.SetHaltPoll(set.haltPoll, false)
+					} else {
+						pvlock.SetHaltPoll(maxPoll, true)
+					}
+					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll}
+					if spec.Progress != nil {
+						spec.Progress(len(rows), total, fmt.Sprintf("%s %s %gx %s", wl, name, oc, row.Setting()))
+					}
+					var err error
+					if row.Row, err = Measure(ctx, cell); err != nil {
+						return rows, fmt.Errorf("sweep %s %s %gx %s: %w", wl, name, oc, row.Setting(), err)
+					}
+					rows = append(rows, row)
+				}
+			}
+		}
+	}
+	return rows, nil
+}
+
+// WriteSweepTable writes one table per workload and lock: a line per
+// overcommit factor with the adaptive throughput, the best fixed setting
+// and its throughput, adaptive's share of that best, and then every
+// setting's throughput.
+func WriteSweepTable(w io.Writer, rows []SweepRow) error {
+	type key struct {
+		wl, lock string
+	}
+	var order []key
+	groups := map[key][]SweepRow{}
+	for _, r := range rows {
+		k := key{r.Workload, r.Lock}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], r)
+	}
+	for i, k := range order {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		g := groups[k]
+		var settings []string
+		seen := map[string]bool{}
+		for _, r := range g {
+			if s := r.Setting(); !seen[s] && s != "adaptive" {
+				seen[s] = true
+				settings = append(settings, s)
+			}
+		}
+		unit := g[0].Unit
+		if unit == "" {
+			unit = "ops"
+		}
+		fmt.Fprintf(w, "%s, %s (%s/s):\n\n", k.wl, k.lock, unit)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "overcommit\tadaptive\tbest fixed\tits %s/s\tadaptive/best\t%s\t\n", unit, strings.Join(settings, "\t"))
+		var ocs []float64
+		seenOC := map[float64]bool{}
+		for _, r := range g {
+			if !seenOC[r.Overcommit] {
+				seenOC[r.Overcommit] = true
+				ocs = append(ocs, r.Overcommit)
+			}
+		}
+		for _, oc := range ocs {
+			var adaptive float64
+			best, bestName := -1.0, "-"
+			vals := map[string]float64{}
+			for _, r := range g {
+				if r.Overcommit != oc {
+					continue
+				}
+				s := r.Setting()
+				vals[s] = r.OpsPerSec
+				if s == "adaptive" {
+					adaptive = r.OpsPerSec
+				} else if r.OpsPerSec > best {
+					best, bestName = r.OpsPerSec, s
+				}
+			}
+			ratio := "-"
+			if best > 0 {
+				ratio = fmt.Sprintf("%.2f", adaptive/best)
+			}
+			fmt.Fprintf(tw, "%gx\t%.0f\t%s\t%.0f\t%s", oc, adaptive, bestName, math.Max(best, 0), ratio)
+			for _, s := range settings {
+				fmt.Fprintf(tw, "\t%.0f", vals[s])
+			}
+			fmt.Fprintf(tw, "\t\n")
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteSweepJSON writes the rows as a JSON array (see SweepRow's
+// MarshalJSON for the fields).
+func WriteSweepJSON(w io.Writer, rows []SweepRow) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rows)
+}
+
+// SweepPlotRows turns sweep rows into Rows that WritePlots draws as one
+// throughput plot per workload and lock, with a line per setting: the
+// workload is renamed "sweep-<workload>-<lock>" and the lock "<setting>".
+func SweepPlotRows(rows []SweepRow) []Row {
+	out := make([]Row, 0, len(rows))
+	for _, r := range rows {
+		row := r.Row
+		row.Workload = fmt.Sprintf("sweep-%s-%s", r.Workload, r.Lock)
+		row.Lock = r.Setting()
+		out = append(out, row)
+	}
+	return out
+}
