@@ -38,7 +38,7 @@ const (
 	minSiblingSpin = siblingCheckEvery
 	maxSiblingSpin = DefaultSpinThreshold
 	// initialSiblingSpin is a vCPU's sibling window when it starts.
-	initialSiblingSpin = 1 << 11
+	initialSiblingSpin = minSiblingSpin
 )
 
 // Spinner paces one spin phase of a PV lock waiter: a PAUSE per spin, an
@@ -50,7 +50,7 @@ type Spinner struct {
 	d         *kick.Domain
 	n         uint32 // spins so far
 	limit     uint32 // the lock's spin threshold
-	sibling   uint32 // spins allowed while a sibling waits; 0: no limit
+	sibling   uint32 // spins allowed while a sibling waits
 	contended bool   // a sibling was seen waiting during this phase
 }
 
@@ -70,6 +70,15 @@ func NewSpinner(threshold uint32, fixed bool) Spinner {
 	}
 	return s
 }
+
+// ShortSpin is the spin threshold of waiters of a lock with stealing:
+// about a microsecond of spinning here, sync.Mutex's order of active
+// spinning. There a waiter that halts early costs nobody a hand-off, since
+// running lockers take the lock meanwhile, and on a saturated lock short
+// spins leave the lock, and its data, in the running holder's cache. What
+// spinning would have caught, halt-polling catches while the CPU would
+// idle anyway.
+const ShortSpin = 64
 
 // Spin spends one spin and reports whether the waiter should go on
 // spinning; false means it is time to halt.

@@ -71,6 +71,22 @@ func (l *Lock) spinThreshold() uint32 {
 	return pvlock.DefaultSpinThreshold
 }
 
+// spinner starts a PV spin phase. A fixed threshold, or a waiter that
+// cannot halt, spins the whole threshold. Otherwise a lock with stealing
+// spins briefly (pvlock.ShortSpin): its waiters may halt early, since
+// running lockers take the lock meanwhile. A lock without stealing spins
+// for the default threshold, giving way early to a runnable sibling vCPU
+// (pvlock.Spinner).
+func (l *Lock) spinner(canHalt bool) pvlock.Spinner {
+	switch {
+	case l.threshold != 0 || !canHalt:
+		return pvlock.NewSpinner(l.spinThreshold(), true)
+	case l.mode == ModePV:
+		return pvlock.NewSpinner(pvlock.ShortSpin, false)
+	}
+	return pvlock.NewSpinner(pvlock.DefaultSpinThreshold, false)
+}
+
 // key is the lock's identity in the PV hash table. A Lock shared between
 // goroutines lives on the heap, where Go objects do not move.
 func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }

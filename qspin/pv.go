@@ -16,11 +16,10 @@ const prevCheckMask = 0xff
 // threshold, then halts until its predecessor hands it the queue head.
 // It returns once n.locked is set.
 func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
-	threshold, fixed := l.spinThreshold(), l.threshold != 0
 	for {
 		early := false
 		canHalt := pvlock.PVSpin()
-		for sp := pvlock.NewSpinner(threshold, fixed || !canHalt); ; {
+		for sp := l.spinner(canHalt); ; {
 			if n.locked.Load() != 0 {
 				sp.Acquired()
 				return
@@ -86,7 +85,6 @@ func (l *Lock) pvKickNode(next *qnode) {
 // hashes itself, marks the lock SLOW and halts until the unlocker kicks
 // it. It returns the lock word, with the lock held by us.
 func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
-	threshold, fixed := l.spinThreshold(), l.threshold != 0
 	// pv_kick_node hashed us already: the lock is (or is about to be)
 	// SLOW and the unlocker will kick us; hashing again would make a
 	// second entry for the lock.
@@ -95,7 +93,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		n.state.Store(stateRunning) // for our successor's wait-early check
 		l.word.Or(pendingVal)       // we spin: stealing is off
 		for {
-			for sp := pvlock.NewSpinner(threshold, fixed || !pvlock.PVSpin()); ; {
+			for sp := l.spinner(pvlock.PVSpin()); ; {
 				if l.trylockClearPending() {
 					sp.Acquired()
 					return l.word.Load() | lockedVal

@@ -51,7 +51,7 @@ func (l *Lock) lockNative() {
 // lockPV is the PV slow path: an unfair trylock while the queue head is
 // not spinning, then the queue.
 func (l *Lock) lockPV() {
-	if l.mode == ModePV && l.steal(l.spinThreshold()) {
+	if l.mode == ModePV && l.steal() {
 		l.count(-1, evLockStealing)
 		return
 	}
@@ -62,18 +62,25 @@ func (l *Lock) lockPV() {
 // while there is a queue whose head is not actively spinning (pending
 // clear), for at most threshold polls. Pending, set by a spinning head,
 // closes the window, so a running head is never starved by stealers.
-func (l *Lock) steal(threshold uint32) bool {
-	for i := threshold; i > 0; i-- {
+func (l *Lock) steal() bool {
+	for sp := l.spinner(true); ; {
 		v := l.word.Load()
 		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
+			// Not sp.Acquired: a steal that succeeds says the lock is
+			// often free, not that queued waiters should spin longer.
 			return true
 		}
-		if v&tailMask == 0 || v&pendingVal != 0 {
+		if v&tailMask == 0 || v&pendingVal != 0 || !sp.Spin() {
 			return false
 		}
-		relax.Pause(1)
 	}
-	return false
+}
+
+// stealOnce is one attempt of steal: take the lock if neither held nor
+// pending, whatever the queue.
+func (l *Lock) stealOnce() bool {
+	v := l.word.Load()
+	return v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal)
 }
 
 // queue is the MCS part of the slow path, shared by the native and PV
@@ -173,7 +180,7 @@ func (l *Lock) lockNoNode() {
 		}
 		// A PV lock lets node-less waiters steal like any locker;
 		// the native head's claim relies on nobody stealing.
-		if l.mode == ModePV && l.steal(1) {
+		if l.mode == ModePV && l.stealOnce() {
 			break
 		}
 		if i%64 == 0 {
