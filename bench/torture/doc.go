@@ -74,10 +74,11 @@
 //
 // # Locks
 //
-// Locks are chosen by name from a registry: native-ticket, pv-ticket,
-// pv-ticket-short (a spin threshold of ShortSpin polls, so that nearly
-// every contended acquisition halts) and sync.Mutex. RegisterLock adds
-// another lock with one line.
+// Locks are chosen by name from a registry (LockNames): native-ticket,
+// pv-ticket, pv-ticket-short, native-qspin, pv-qspin, pv-qspin-nosteal,
+// pv-qspin-short, tas and sync.Mutex. The -short variants have a spin
+// threshold of ShortSpin polls, so that nearly every contended
+// acquisition halts. RegisterLock adds another lock with one line.
 //
 // # Fault injection
 //

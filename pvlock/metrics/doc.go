@@ -20,8 +20,8 @@
 //
 // Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
 // example the PV ticket lock) yields one series per metric below, with the
-// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv" or
-// "native"). A metric is derived from the first listed source whose events
+// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv",
+// "pv-nosteal" for a PV qspin lock without lock stealing, or "native"). A metric is derived from the first listed source whose events
 // the lock defines (several events of one source are added up); a lock that
 // defines none of them does not export that metric.
 //

@@ -10,7 +10,7 @@
 //	go run ./bench/cmd/pvbench -workload ebizzy -oc 0.5,1,2 -locks pv-ticket,sync.Mutex -json rows.json
 //	go run ./bench/cmd/pvbench -workload dbench -vms 4 -oc 2 -base ple-yield -patched pv-ticket
 //
-// Workloads: lockloop, ebizzy, dbench, hackbench (see -h). A progress bar
+// Workloads: lockloop, ebizzy, dbench, hackbench, lockbreak (see -h). A progress bar
 // is drawn on stderr when it is a terminal. Rows saved with -json can be
 // reported and plotted again without measuring: -from rows.json.
 package main
