@@ -69,8 +69,10 @@
 //
 //	[    10.0s] pv-ticket:  Total: 73214  Interval: 73214  Max/Min: 20404/17238   Fail: 0  Lost: 0  Timeouts: 0  Starved: 0  Stalls: 0
 //
-// then a summary of the whole run and "End of test: SUCCESS: <lock>" or
-// "End of test: FAILURE: <lock>: <reasons>".
+// then a summary of the whole run and "End of test: SUCCESS: <lock>",
+// "End of test: FAILURE: <lock>: <reasons>" or, when the context ended the
+// run early (pvbench torture on SIGINT) with no failure found,
+// "End of test: INTERRUPTED: <lock>: ...".
 //
 // # Locks
 //
