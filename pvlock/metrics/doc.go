@@ -74,6 +74,15 @@
 // locks' pvlock_halts_total and pvlock_kicks_total when every lock user is a
 // vCPU; halts of ordinary goroutines appear only in the lock metrics.
 //
+// # Build information
+//
+// pvlock_build_info{version, revision, goversion} is always 1, after the
+// Prometheus convention: version is the pvlock module's version in the
+// binary (from runtime/debug.ReadBuildInfo: "(devel)" when built inside
+// the module, "unknown" without build information), revision the VCS
+// revision the go command stamped when pvlock is the main module, and
+// goversion the Go release.
+//
 // # Cost
 //
 // Counting costs the locks one uncontended atomic add per event.
