@@ -1,6 +1,7 @@
 package examples
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,25 +34,28 @@ func TestREADMESnippetsBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(tmp) })
+	var dirs []string
 	for i, b := range blocks {
 		src := string(b[1])
 		if !strings.HasPrefix(src, "package main\n") {
 			t.Errorf("README Go block %d is not a complete program (package main):\n%s", i+1, src)
 			continue
 		}
-		dir := filepath.Join(tmp, "snippet"+string(rune('a'+i)))
+		dir := filepath.Join(tmp, fmt.Sprintf("block%d", i+1))
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "main.go"), b[1], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		cmd := exec.Command(goTool, "vet", "./"+filepath.ToSlash(dir))
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Errorf("README Go block %d does not build: %v\n%s\n%s", i+1, err, out, src)
-		}
-		if fmtOut, err := exec.Command(filepath.Join(filepath.Dir(goTool), "gofmt"), "-l", dir).Output(); err != nil || len(fmtOut) > 0 {
-			t.Errorf("README Go block %d is not gofmt-formatted (%v)", i+1, err)
-		}
+		dirs = append(dirs, "./"+filepath.ToSlash(dir))
+	}
+	// One go vet for all blocks (it compiles them); its messages name the
+	// block's directory, block<N>, N counting the README's Go blocks.
+	if out, err := exec.Command(goTool, append([]string{"vet"}, dirs...)...).CombinedOutput(); err != nil {
+		t.Errorf("README Go blocks do not build: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(filepath.Join(filepath.Dir(goTool), "gofmt"), "-l", tmp).CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("README Go blocks not gofmt-formatted: %v\n%s", err, out)
 	}
 }
