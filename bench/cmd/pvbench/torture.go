@@ -86,7 +86,10 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 		return nil, fmt.Errorf("torture: %w", err)
 	}
 	if c.VCPUs != 0 {
-		factors = factors[:1] // -vcpus overrides -oc: one run
+		if len(factors) > 1 {
+			return nil, fmt.Errorf("torture: -vcpus %d makes one run; it cannot go with the -oc list %v", c.VCPUs, factors)
+		}
+		// -vcpus overrides -oc: one run
 	} else if err := checkFactorVCPUs(factors, c.CPUs); err != nil {
 		return nil, fmt.Errorf("torture: %w", err)
 	}

@@ -61,7 +61,7 @@ func TestParseTorture(t *testing.T) {
 		{"-long-hold", "-1ms"}, {"-long-hold-every", "-5"}, {"-work", "-1"}, {"-work", "1000000"},
 		{"-watchdog", "10ms", "-long-hold", "20ms"}, {"-stall-after", "1s", "-watchdog", "2s"},
 		{"-cpus", "x"}, {"-cpus", "-1"}, {"-pin", "sideways"}, {"extra"}, {"-nosuchflag"},
-		{"-oc", "1,1"}, {"-oc", "1e-9"}, {"-oc", "2,x"}, {"-oc", ","},
+		{"-oc", "1,1"}, {"-oc", "1e-9"}, {"-oc", "2,x"}, {"-oc", ","}, {"-vcpus", "4", "-oc", "1,2"},
 	} {
 		if _, err := parseTorture(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseTorture(%q) accepted", args)
