@@ -1,6 +1,6 @@
 module github.com/pvlock/pvlock
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/prometheus/client_golang v1.25.0

@@ -5,13 +5,16 @@
 //
 // The pieces:
 //
-//   - Locks (RegisterLock, LockNames): native-ticket, pv-ticket and
-//     sync.Mutex, and two peers defined here: ple-yield (a native ticket
-//     lock with an emulated pause-loop exit, PLEYield) and
-//     preemptable-ticket (Ouyang's preemptable ticket lock,
-//     PreemptableTicket). Adding a lock is one RegisterLock call.
+//   - Locks (RegisterLock, LockNames): native-ticket, pv-ticket,
+//     native-qspin, pv-qspin, pv-qspin-nosteal, tas and sync.Mutex, and
+//     two peers defined here: ple-yield (a native ticket lock with an
+//     emulated pause-loop exit, PLEYield) and preemptable-ticket (Ouyang's
+//     preemptable ticket lock, PreemptableTicket). Adding a lock is one
+//     RegisterLock call.
 //   - Workloads (RegisterWorkload, WorkloadNames): lockloop, ebizzy,
-//     dbench and hackbench, each documented in its Doc.
+//     dbench, hackbench and lockbreak, each documented in its Doc.
+//     lockbreak also has its own harness (MeasureLockBreak), as has the
+//     cross-vCPU call benchmark (MeasureShootdown).
 //   - The harness (Measure, Spec): host CPUs, overcommit factor (0.5x and
 //     up), several VMs sharing the host, pinning, warm-up, repeated runs
 //     (mean and stdev), a seed for the workloads' random choices. Every

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"hash/fnv"
 	"image/color"
 	"math"
 	"os"
@@ -36,7 +37,28 @@ var palette = []color.Color{
 	color.RGBA{23, 190, 207, 255},
 }
 
-func lockColor(i int) color.Color { return palette[i%len(palette)] }
+// lockStyles fixes each lab lock's colour and glyph (an index into
+// palette and plotutil's shapes), so that a lock looks the same in every
+// plot whatever other locks share it.
+var lockStyles = map[string]int{
+	"native-ticket": 0, "pv-ticket": 1, "native-qspin": 2, "pv-qspin": 3, "pv-qspin-nosteal": 4,
+	"tas": 5, "ple-yield": 6, "preemptable-ticket": 7, "sync.Mutex": 8,
+}
+
+// lockStyle is the style index of a lock: fixed for the lab's locks, a
+// hash of the name for any other.
+func lockStyle(name string) int {
+	if i, ok := lockStyles[name]; ok {
+		return i
+	}
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % 1024)
+}
+
+func lockColor(name string) color.Color { return palette[lockStyle(name)%len(palette)] }
+
+func lockShape(name string) draw.GlyphDrawer { return plotutil.Shape(lockStyle(name)) }
 
 // WritePlots draws rows into dir (created if missing), for every workload
 // in rows: <workload>-throughput (throughput against overcommit, one line
@@ -161,7 +183,7 @@ func throughputPlot(rows []Row) (*plot.Plot, error) {
 	p.Y.Label.Text = unit + "/s"
 	p.Y.Min = 0
 	p.Y.Tick.Marker = siTicks{}
-	for i, lock := range lockOrder(rows) {
+	for _, lock := range lockOrder(rows) {
 		var d xyErrs
 		for _, oc := range factors(rows) {
 			if r, ok := find(rows, lock, oc); ok {
@@ -173,13 +195,13 @@ func throughputPlot(rows []Row) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = lockColor(i), vg.Points(1.5)
-		points.Color, points.Shape = lockColor(i), plotutil.Shape(i)
+		line.Color, line.Width = lockColor(lock), vg.Points(1.5)
+		points.Color, points.Shape = lockColor(lock), lockShape(lock)
 		bars, err := plotter.NewYErrorBars(d)
 		if err != nil {
 			return nil, err
 		}
-		bars.Color = lockColor(i)
+		bars.Color = lockColor(lock)
 		p.Add(line, points, bars)
 		p.Legend.Add(lock, line, points)
 	}
@@ -205,7 +227,7 @@ func fairnessPlot(rows []Row) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		bars.Color = lockColor(i)
+		bars.Color = lockColor(lock)
 		bars.LineStyle.Width = 0
 		bars.Offset = w * vg.Length(float64(i)-float64(len(locks)-1)/2)
 		p.Add(bars)
@@ -226,7 +248,7 @@ func latencyPlot(rows []Row) (*plot.Plot, error) {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = nanoTicks{}
 	lo, hi := math.Inf(1), 1.0
-	for i, lock := range lockOrder(rows) {
+	for _, lock := range lockOrder(rows) {
 		var xys plotter.XYs
 		for _, oc := range factors(rows) {
 			if r, ok := find(rows, lock, oc); ok {
@@ -239,8 +261,8 @@ func latencyPlot(rows []Row) (*plot.Plot, error) {
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = lockColor(i), vg.Points(1.5)
-		points.Color, points.Shape = lockColor(i), plotutil.Shape(i)
+		line.Color, line.Width = lockColor(lock), vg.Points(1.5)
+		points.Color, points.Shape = lockColor(lock), lockShape(lock)
 		p.Add(line, points)
 		p.Legend.Add(lock, line, points)
 	}
@@ -274,12 +296,27 @@ func (nanoTicks) Ticks(lo, hi float64) []plot.Tick {
 			}
 			t := plot.Tick{Value: v}
 			if k == 1 {
-				t.Label = FormatNanos(uint64(v))
+				t.Label = axisNanos(v)
 			}
 			ticks = append(ticks, t)
 		}
 	}
 	return ticks
+}
+
+// axisNanos labels an axis tick of ns compactly: 100ms, 1.5ms, 20µs,
+// 1s, without the trailing zeros of the tables' FormatNanos.
+func axisNanos(ns float64) string {
+	unit, suffix := 1.0, "ns"
+	switch a := math.Abs(ns); {
+	case a >= 1e9:
+		unit, suffix = 1e9, "s"
+	case a >= 1e6:
+		unit, suffix = 1e6, "ms"
+	case a >= 1e3:
+		unit, suffix = 1e3, "µs"
+	}
+	return strconv.FormatFloat(ns/unit, 'g', 3, 64) + suffix
 }
 
 // siTicks are gonum's default ticks labelled with k and M, so that large

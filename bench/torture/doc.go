@@ -69,15 +69,18 @@
 //
 //	[    10.0s] pv-ticket:  Total: 73214  Interval: 73214  Max/Min: 20404/17238   Fail: 0  Lost: 0  Timeouts: 0  Starved: 0  Stalls: 0
 //
-// then a summary of the whole run and "End of test: SUCCESS: <lock>" or
-// "End of test: FAILURE: <lock>: <reasons>".
+// then a summary of the whole run and "End of test: SUCCESS: <lock>",
+// "End of test: FAILURE: <lock>: <reasons>" or, when the context ended the
+// run early (pvbench torture on SIGINT) with no failure found,
+// "End of test: INTERRUPTED: <lock>: ...".
 //
 // # Locks
 //
-// Locks are chosen by name from a registry: native-ticket, pv-ticket,
-// pv-ticket-short (a spin threshold of ShortSpin polls, so that nearly
-// every contended acquisition halts) and sync.Mutex. RegisterLock adds
-// another lock with one line.
+// Locks are chosen by name from a registry (LockNames): native-ticket,
+// pv-ticket, pv-ticket-short, native-qspin, pv-qspin, pv-qspin-nosteal,
+// pv-qspin-short, tas and sync.Mutex. The -short variants have a spin
+// threshold of ShortSpin polls, so that nearly every contended
+// acquisition halts. RegisterLock adds another lock with one line.
 //
 // # Fault injection
 //

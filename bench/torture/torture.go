@@ -48,6 +48,11 @@ type Result struct {
 	LongHolds, Stutters, Shuffles, Repins uint64
 	// Failures explains every reason the run failed; empty on success.
 	Failures []string
+	// Interrupted is set when ctx ended the run before Config.Duration: the
+	// run proved less than asked, and the last line says INTERRUPTED
+	// rather than SUCCESS (a failure found before the end still reads
+	// FAILURE).
+	Interrupted bool
 }
 
 // OK reports whether the run succeeded.
@@ -117,9 +122,10 @@ var runMu sync.Mutex
 // Run tortures cfg.Lock and reports what it found; the returned error is
 // for a configuration or start-up problem, a failed torture is a Result
 // whose OK is false. Statistics lines go to cfg.Out every cfg.Interval,
-// then a final line "End of test: SUCCESS" or "End of test: FAILURE: ...".
-// Cancelling ctx ends the run early, as a normal end. Runs in one process
-// are serialised.
+// then a final line "End of test: SUCCESS", "End of test: FAILURE: ..." or,
+// when ctx ended the run early without a failure, "End of test:
+// INTERRUPTED: ..." (Result.Interrupted). Runs in one process are
+// serialised.
 //
 // If the lock hangs for good, so that some vCPUs never return from Lock,
 // Run gives up on them after a grace period and reports them as Stuck:
@@ -426,8 +432,11 @@ func (t *torture) monitor(ctx context.Context, errc <-chan error, res *Result) (
 		stop := false
 		select {
 		case err := <-errc:
+			// The vCPUs also stop on ctx: an interrupt may win this race.
+			res.Interrupted = ctx.Err() != nil
 			return err, true
 		case <-ctx.Done():
+			res.Interrupted = true
 			stop = true
 		case <-end.C:
 			stop = true
@@ -586,6 +595,11 @@ func (t *torture) report(res *Result) {
 	fmt.Fprintf(t.cfg.Out, "%s %s: %d vCPUs on %d CPUs, %v:  Total: %d  Max/Min: %d/%d %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d  Long holds: %d  Stutters: %d  Shuffles: %d (repins %d)\n",
 		t.stamp(), res.Lock, res.VCPUs, len(res.CPUs), res.Elapsed.Round(time.Millisecond), res.Acquisitions, hi, lo, flag,
 		res.Violations, res.LostWakeups, res.HaltTimeouts, res.Starved, res.Stalls, res.LongHolds, res.Stutters, res.Shuffles, res.Repins)
+	if res.OK() && res.Interrupted {
+		fmt.Fprintf(t.cfg.Out, "End of test: INTERRUPTED: %s: stopped after %v of %v, no failure until then\n",
+			res.Lock, res.Elapsed.Round(time.Millisecond), t.cfg.Duration)
+		return
+	}
 	if res.OK() {
 		fmt.Fprintf(t.cfg.Out, "End of test: SUCCESS: %s\n", res.Lock)
 		return

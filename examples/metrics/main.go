@@ -1,9 +1,12 @@
-// Command metrics runs an overcommitted PV ticket lock workload on pinned
-// vCPUs and serves its halt/kick statistics to Prometheus on /metrics.
+// Command metrics runs an overcommitted workload on a PV ticket lock and a
+// PV queued lock on pinned vCPUs and serves their halt/kick statistics to
+// Prometheus on /metrics.
 //
-// By default it starts two vCPUs per host CPU that all contend on one lock
-// whose waiters spin only briefly before halting, so halts and kicks happen
-// all the time, and it listens on the loopback interface only:
+// By default it starts two vCPUs per host CPU that all contend on both
+// locks, whose waiters spin only briefly before halting, so halts and
+// kicks happen all the time, and it listens on the loopback interface
+// only. Any other address, such as 0.0.0.0:9464, is refused unless
+// -allow-remote says the metrics may be reachable from the network:
 //
 //	go run ./examples/metrics -listen 127.0.0.1:9464
 //	curl -s http://127.0.0.1:9464/metrics | grep ^pvlock_
@@ -31,21 +34,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/pvlock/metrics"
+	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 )
 
 // config is the command line.
 type config struct {
-	listen     string        // address of the HTTP server
-	overcommit float64       // vCPUs per host CPU
-	spin       time.Duration // PV spin time before a waiter halts
-	cs, local  int           // work units inside and outside the lock
-	duration   time.Duration // stop after this long; 0: run until signalled
+	listen      string        // address of the HTTP server
+	allowRemote bool          // serve on an address other than loopback
+	overcommit  float64       // vCPUs per host CPU
+	spin        time.Duration // PV spin time before a waiter halts
+	cs, local   int           // work units inside and outside the lock
+	duration    time.Duration // stop after this long; 0: run until signalled
 }
 
 func main() {
 	var cfg config
-	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (port 0 picks a free port)")
+	flag.StringVar(&cfg.listen, "listen", "127.0.0.1:9464", "address to serve /metrics on (port 0 picks a free port); loopback only unless -allow-remote")
+	flag.BoolVar(&cfg.allowRemote, "allow-remote", false, "allow a -listen address other than loopback, reachable from the network")
 	flag.Float64Var(&cfg.overcommit, "overcommit", 2, "vCPUs per host CPU")
 	flag.DurationVar(&cfg.spin, "spin", 2*time.Microsecond, "how long a PV waiter spins before it halts")
 	flag.IntVar(&cfg.cs, "cs", 200, "work units inside the critical section")
@@ -58,6 +64,10 @@ func main() {
 		os.Exit(2)
 	}
 
+	if cfg.duration < 0 {
+		fmt.Fprintf(os.Stderr, "metrics: -duration %v must not be negative (0: run until SIGINT or SIGTERM)\n", cfg.duration)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if cfg.duration > 0 {
@@ -79,6 +89,17 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	if cfg.spin <= 0 {
 		return fmt.Errorf("spin time %v must be positive", cfg.spin)
+	}
+	if cfg.duration < 0 {
+		return fmt.Errorf("-duration %v must not be negative (0: run until signalled)", cfg.duration)
+	}
+	loopback, err := isLoopback(cfg.listen)
+	if err != nil {
+		return err
+	}
+	if !loopback && !cfg.allowRemote {
+		return fmt.Errorf("-listen %s is not a loopback address: the metrics would be reachable from the network; "+
+			"use 127.0.0.1 or [::1], or pass -allow-remote to serve there anyway", cfg.listen)
 	}
 	vmCfg, err := pvlock.Overcommit(cfg.overcommit, nil)
 	if err != nil {
@@ -102,8 +123,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "serving http://%s/metrics: %d vCPUs on CPUs %v contending on a PV ticket lock (spin %v)\n",
-		ln.Addr(), len(vm.VCPUs()), vm.CPUs(), cfg.spin)
+	reach := "loopback only"
+	if !loopback {
+		reach = "reachable from the network (-allow-remote)"
+	}
+	fmt.Fprintf(out, "serving http://%s/metrics: %d vCPUs on CPUs %v contending on a PV ticket lock and a PV queued lock (spin %v); %s\n",
+		ln.Addr(), len(vm.VCPUs()), vm.CPUs(), cfg.spin, reach)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -122,7 +147,8 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	var acquisitions atomic.Int64
 	go func() {
 		defer wg.Done()
-		vmErr = vm.Run(ctx, contend(ticket.New(ticket.SpinDuration(cfg.spin)), cfg.cs, cfg.local, &acquisitions))
+		vmErr = vm.Run(ctx, contend([]sync.Locker{ticket.New(ticket.SpinDuration(cfg.spin)), qspin.New(qspin.SpinDuration(cfg.spin))},
+			cfg.cs, cfg.local, &acquisitions))
 		cancel()
 	}()
 
@@ -131,19 +157,34 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	defer done()
 	shutErr := srv.Shutdown(shutdownCtx)
 	wg.Wait()
-	snap := ticket.Stats(true).Snapshot()
-	fmt.Fprintf(out, "stopped after %d acquisitions, %d halts, %d kicks\n",
-		acquisitions.Load(), snap.Get(ticket.Halts), snap.Get(ticket.ReleasedSlowKicked))
+	tk, qs := ticket.Stats(true).Snapshot(), qspin.Stats(qspin.ModePV).Snapshot()
+	fmt.Fprintf(out, "stopped after %d acquisitions; ticket: %d halts, %d kicks; qspin: %d halts, %d kicks\n",
+		acquisitions.Load(), tk.Get(ticket.Halts), tk.Get(ticket.ReleasedSlowKicked), qs.Get(qspin.Halts), qs.Get(qspin.PVKickUnlock))
 	if shutErr != nil {
 		shutErr = fmt.Errorf("shut down the metrics server: %w", shutErr)
 	}
 	return errors.Join(serveErr, vmErr, shutErr)
 }
 
-// contend returns the workload of every vCPU: take the lock, do cs units
-// of work on shared data, release it, do local units of private work.
-func contend(l *ticket.Lock, cs, local int, acquisitions *atomic.Int64) pvlock.Workload {
-	var shared uint64 // guarded by l
+// isLoopback reports whether the host of a listen address is a loopback
+// address; an empty host (":9464") means every interface.
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, fmt.Errorf("-listen %s: %w", addr, err)
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// contend returns the workload of every vCPU: take each lock in turn, do
+// cs units of work on its shared data, release it, do local units of
+// private work.
+func contend(locks []sync.Locker, cs, local int, acquisitions *atomic.Int64) pvlock.Workload {
+	shared := make([]uint64, len(locks)) // shared[i] guarded by locks[i]
 	return func(ctx context.Context, v *pvlock.VCPU) error {
 		done := ctx.Done()
 		private := uint64(v.Index())
@@ -156,9 +197,10 @@ func contend(l *ticket.Lock, cs, local int, acquisitions *atomic.Int64) pvlock.W
 				return nil
 			default:
 			}
-			l.Lock()
-			shared = spin(shared, cs)
-			l.Unlock()
+			i := int(n) % len(locks)
+			locks[i].Lock()
+			shared[i] = spin(shared[i], cs)
+			locks[i].Unlock()
 			private = spin(private, local)
 			n++
 		}

@@ -83,11 +83,12 @@ func TestRunServesAndStops(t *testing.T) {
 			t.Fatal(err)
 		}
 		halts, kicks := sample(body, `pvlock_halts_total{lock="ticket",mode="pv"}`), sample(body, `pvlock_kicks_total{lock="ticket",mode="pv"}`)
-		if halts > 0 && kicks > 0 && strings.Contains(body, `pvlock_vcpu_halts_total{vcpu="0",vm="demo"}`) {
+		qhalts, qkicks := sample(body, `pvlock_halts_total{lock="qspin",mode="pv"}`), sample(body, `pvlock_kicks_total{lock="qspin",mode="pv"}`)
+		if halts > 0 && kicks > 0 && qhalts > 0 && qkicks > 0 && strings.Contains(body, `pvlock_vcpu_halts_total{vcpu="0",vm="demo"}`) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no halts and kicks after 30s:\n%s", body)
+			t.Fatalf("no halts and kicks of both the ticket and the qspin lock after 30s:\n%s", body)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -118,6 +119,11 @@ func TestRunRejectsBadConfig(t *testing.T) {
 		{func(c *config) { c.spin = 0 }, "must be positive"},
 		{func(c *config) { c.overcommit = 0 }, "overcommit factor"},
 		{func(c *config) { c.listen = "127.0.0.1:99999" }, "listen on 127.0.0.1:99999"},
+		{func(c *config) { c.listen = "0.0.0.0:0" }, "not a loopback address"},
+		{func(c *config) { c.listen = ":0" }, "pass -allow-remote"},
+		{func(c *config) { c.listen = "[::]:0" }, "pass -allow-remote"},
+		{func(c *config) { c.listen = "nocolon" }, "-listen nocolon"},
+		{func(c *config) { c.duration = -time.Second }, "must not be negative"},
 	} {
 		cfg := good
 		c.mod(&cfg)
@@ -160,6 +166,47 @@ func sample(body, series string) float64 {
 // and queries the server's HTTP API until it has seen halts and kicks. It
 // then runs every query of README.md's promql block against the server,
 // and finally stops both processes with SIGTERM.
+func TestIsLoopback(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:9464": true, "127.0.0.2:1": true, "[::1]:0": true, "localhost:9464": true,
+		"0.0.0.0:9464": false, ":9464": false, "[::]:0": false, "192.168.1.2:80": false, "example.com:80": false,
+	} {
+		if got, err := isLoopback(addr); err != nil || got != want {
+			t.Errorf("isLoopback(%q) = %v, %v; want %v", addr, got, err, want)
+		}
+	}
+}
+
+// The command itself: a non-loopback -listen without -allow-remote and a
+// negative -duration exit with status 1 or 2 and say why, before serving.
+func TestCommandRefusesRemoteListenAndNegativeDuration(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "metrics-example")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-listen", "0.0.0.0:0"}, "pass -allow-remote"},
+		{[]string{"-listen", ":0", "-duration", "1s"}, "not a loopback address"},
+		{[]string{"-duration", "-1s"}, "-duration -1s must not be negative"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		out, err := exec.CommandContext(ctx, bin, c.args...).CombinedOutput()
+		cancel()
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(string(out), c.want) || strings.Contains(string(out), "serving") {
+			t.Errorf("metrics %q: %v\n%s\nwant a non-zero exit saying %q", c.args, err, out, c.want)
+		}
+	}
+	// With -allow-remote it serves, and says where.
+	out, err := exec.Command(bin, "-listen", "0.0.0.0:0", "-allow-remote", "-duration", "300ms").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "reachable from the network (-allow-remote)") || !strings.Contains(string(out), "stopped after") {
+		t.Errorf("metrics -listen 0.0.0.0:0 -allow-remote: %v\n%s", err, out)
+	}
+}
+
 func TestPrometheusScrapesExample(t *testing.T) {
 	prometheus := promtest.Tool(t, "prometheus")
 	dir := t.TempDir()

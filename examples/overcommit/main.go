@@ -11,6 +11,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,10 @@ func main() {
 	oc := flag.Float64("oc", 3, "overcommit factor to compare with 1x (vCPUs per CPU)")
 	d := flag.Duration("duration", time.Second, "length of each run")
 	flag.Parse()
+	if err := checkFlags(*oc, *d, flag.Args()); err != nil {
+		fmt.Fprintln(os.Stderr, "overcommit:", err)
+		os.Exit(2)
+	}
 	for _, factor := range []float64{1, *oc} {
 		for _, name := range []string{"native", "pv"} {
 			mu := ticket.New()
@@ -39,6 +44,22 @@ func main() {
 				factor, n, name, float64(ops)/d.Seconds(), halts, 100*steal.Seconds()/(d.Seconds()*float64(n)))
 		}
 	}
+}
+
+// checkFlags refuses what would print nonsense: a run of no length (a
+// negative duration gave "-0 ops/s" and a steal above 100%), or a factor
+// that is not a positive number.
+func checkFlags(oc float64, d time.Duration, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected arguments %q", args)
+	}
+	if d <= 0 {
+		return fmt.Errorf("-duration %v must be positive", d)
+	}
+	if !(oc > 0) || math.IsInf(oc, 0) {
+		return fmt.Errorf("-oc %v must be a positive number", oc)
+	}
+	return nil
 }
 
 // run hammers mu from factor·CPUs vCPUs for d.

@@ -171,7 +171,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	for _, d := range []*prometheus.Desc{
 		qspinEventsDesc, lockEventsDesc, haltDurationDesc,
-		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc,
+		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
 	} {
 		ch <- d
 	}
@@ -179,6 +179,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect reads the statistics and sends them as constant metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	collectBuildInfo(ch)
 	for _, s := range c.stats() {
 		collectLock(ch, s.Snapshot())
 	}

@@ -123,7 +123,7 @@ pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="+Inf"} 
 pvlock_halt_duration_seconds_sum{lock="ticket",mode="metricstest"} 2.001053081
 pvlock_halt_duration_seconds_count{lock="ticket",mode="metricstest"} 5
 `
-	if err := testutil.CollectAndCompare(NewCollector(only(ticketTest)), strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(NewCollector(only(ticketTest)), strings.NewReader(want), typedNames(want)...); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -20,8 +20,8 @@
 //
 // Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
 // example the PV ticket lock) yields one series per metric below, with the
-// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv" or
-// "native"). A metric is derived from the first listed source whose events
+// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv",
+// "pv-nosteal" for a PV qspin lock without lock stealing, or "native"). A metric is derived from the first listed source whose events
 // the lock defines (several events of one source are added up); a lock that
 // defines none of them does not export that metric.
 //
@@ -73,6 +73,15 @@
 // reset. Summed over the vCPUs of all VMs, the vCPU halts and kicks equal the
 // locks' pvlock_halts_total and pvlock_kicks_total when every lock user is a
 // vCPU; halts of ordinary goroutines appear only in the lock metrics.
+//
+// # Build information
+//
+// pvlock_build_info{version, revision, goversion} is always 1, after the
+// Prometheus convention: version is the pvlock module's version in the
+// binary (from runtime/debug.ReadBuildInfo: "(devel)" when built inside
+// the module, "unknown" without build information), revision the VCS
+// revision the go command stamped when pvlock is the main module, and
+// goversion the Go release.
 //
 // # Cost
 //

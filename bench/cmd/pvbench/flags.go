@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,7 +26,8 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseFactors parses -oc: a non-empty list of positive, finite numbers.
+// parseFactors parses -oc: a non-empty list of distinct positive, finite
+// numbers.
 func parseFactors(s string) ([]float64, error) {
 	var out []float64
 	for _, f := range splitList(s) {
@@ -33,12 +35,44 @@ func parseFactors(s string) ([]float64, error) {
 		if err != nil || !(v > 0) || math.IsInf(v, 0) {
 			return nil, fmt.Errorf("-oc: %q is not a positive number", f)
 		}
+		if slices.Contains(out, v) {
+			return nil, fmt.Errorf("-oc: %g is listed twice", v)
+		}
 		out = append(out, v)
 	}
 	if len(out) == 0 {
 		return nil, errors.New("-oc is empty")
 	}
 	return out, nil
+}
+
+// checkFactorVCPUs refuses overcommit factors that make no vCPU on the
+// CPUs (all allowed ones when cpus is nil): pvlock.Overcommit would round
+// them up to one vCPU, and the tables would label that 1e-09x. It also
+// refuses two factors that round to the same number of vCPUs, which would
+// measure the same configuration twice under two labels.
+func checkFactorVCPUs(factors []float64, cpus []int) error {
+	n := len(cpus)
+	if cpus == nil {
+		host, err := pvlock.HostCPUs()
+		if err != nil {
+			return err
+		}
+		n = len(host)
+	}
+	made := map[float64]float64{} // vCPUs -> factor
+	for _, f := range factors {
+		v := math.Round(f * float64(n))
+		if v < 1 {
+			return fmt.Errorf("-oc %g makes %g vCPUs on %d CPUs (round(factor x CPUs)); the smallest useful factor here is %g",
+				f, v, n, 1/float64(n))
+		}
+		if g, dup := made[v]; dup {
+			return fmt.Errorf("-oc %g and %g both make %g vCPUs on %d CPUs; keep one", g, f, v, n)
+		}
+		made[v] = f
+	}
+	return nil
 }
 
 // parseCPUs parses -cpus: CPU numbers, or nil (all allowed CPUs) when empty.
@@ -70,7 +104,7 @@ func parsePinning(s string) (pvlock.Pinning, error) {
 func writeFile[T any](path string, rows []T, write func(io.Writer, []T) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("write rows: %w", err)
 	}
 	if err := write(f, rows); err != nil {
 		f.Close()

@@ -17,8 +17,9 @@ import (
 	"github.com/pvlock/pvlock/pvlock"
 )
 
-// labCommands are pvbench's subcommands for the two mechanisms beside the
-// locks themselves:
+// labCommands are pvbench's subcommands, by name; pvbench -h lists them
+// all (help.go registers help and torture). The two for the mechanisms
+// beside the locks themselves:
 //
 //	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)
 //	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)
@@ -65,6 +66,9 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 		if o.cpus, err = parseCPUs(*cpuList); err != nil {
 			return err
 		}
+		if err := checkFactorVCPUs(o.factors, o.cpus); err != nil {
+			return err
+		}
 		if o.pinning, err = parsePinning(*pin); err != nil {
 			return err
 		}
@@ -108,6 +112,9 @@ func runLockBreak(args []string, stdout, stderr io.Writer) error {
 	if *batch <= 0 || *step <= 0 || *step > *batch {
 		return fmt.Errorf("-batch (%v) and -step (%v) must be positive, the step no longer than the batch", *batch, *step)
 	}
+	if err := checkOutputFile("json", o.jsonPath); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := labHeader(stdout, "lockbreak", o); err != nil {
@@ -122,6 +129,9 @@ func runLockBreak(args []string, stdout, stderr io.Writer) error {
 				Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning, Break: brk,
 				Runs: o.runs, Duration: o.duration, Batch: *batch, Step: *step,
 			})
+			if ctx.Err() != nil { // a run cut short still returns a row
+				return fmt.Errorf("lockbreak interrupted at %gx (break %v)", oc, brk)
+			}
 			if err != nil {
 				return fmt.Errorf("lockbreak at %gx (break %v): %w", oc, brk, err)
 			}
@@ -155,6 +165,9 @@ func runShootdown(args []string, stdout, stderr io.Writer) error {
 	if *chunk < 1 || *record <= 0 {
 		return fmt.Errorf("-chunk (%d) must be at least 1 and -record (%v) positive", *chunk, *record)
 	}
+	if err := checkOutputFile("json", o.jsonPath); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := labHeader(stdout, "shootdown", o); err != nil {
@@ -170,6 +183,9 @@ func runShootdown(args []string, stdout, stderr io.Writer) error {
 				Mode: mode, Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning,
 				Runs: o.runs, Duration: o.duration, Chunk: *chunk, Record: *record,
 			})
+			if ctx.Err() != nil { // a run cut short still returns a row
+				return fmt.Errorf("shootdown interrupted at %gx (%s)", oc, mode)
+			}
 			if err != nil {
 				return fmt.Errorf("shootdown %s at %gx: %w", mode, oc, err)
 			}

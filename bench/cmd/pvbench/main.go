@@ -10,9 +10,15 @@
 //	go run ./bench/cmd/pvbench -workload ebizzy -oc 0.5,1,2 -locks pv-ticket,sync.Mutex -json rows.json
 //	go run ./bench/cmd/pvbench -workload dbench -vms 4 -oc 2 -base ple-yield -patched pv-ticket
 //
-// Workloads: lockloop, ebizzy, dbench, hackbench (see -h). A progress bar
-// is drawn on stderr when it is a terminal. Rows saved with -json can be
-// reported and plotted again without measuring: -from rows.json.
+// Workloads: lockloop, ebizzy, dbench, hackbench, lockbreak (see -h). A progress bar
+// is drawn on stderr when it is a terminal, one line per finished cell
+// otherwise. Rows saved with -json can be reported and plotted again
+// without measuring: -from rows.json. Every output (-json, -csv, -out) is
+// checked before the first cell runs. An interrupt (Ctrl-C) reports and
+// saves the cells that finished and exits with status 1.
+//
+// The subcommands (torture, lockbreak, shootdown, ...) are listed by
+// pvbench -h and pvbench help.
 package main
 
 import (
@@ -24,8 +30,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -58,12 +64,18 @@ type options struct {
 	csvPath       string
 	outDir        string
 	fromPath      string
+	// set holds the flags given on the command line.
+	set map[string]bool
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("pvbench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := options{}
+	fs.Usage = func() {
+		writeUsage(fs.Output())
+		fs.PrintDefaults()
+	}
+	o := options{set: map[string]bool{}}
 	workload := fs.String("workload", "lockloop", "workload to run: "+strings.Join(bench.WorkloadNames(), ", "))
 	lockList := fs.String("locks", strings.Join(bench.LockNames(), ","), "comma-separated locks (default: all)")
 	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
@@ -77,7 +89,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.params.CriticalWork, "cs", bench.DefaultCriticalWork, "lockloop: CPU time inside the critical section")
 	fs.DurationVar(&o.params.OutsideWork, "outside", bench.DefaultOutsideWork, "lockloop: CPU time outside the critical section")
 	fs.StringVar(&o.outDir, "out", "out", "directory for the PNG and SVG plots (empty: no plots)")
-	fs.StringVar(&o.fromPath, "from", "", "measure nothing: report and plot the rows of a file written by -json")
+	fs.StringVar(&o.fromPath, "from", "", "measure nothing: report and plot the rows of a file written by -json (-locks and -oc select among them)")
 	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
 	fs.StringVar(&o.patched, "patched", "pv-ticket", "patched lock of the seed-style table")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
@@ -86,8 +98,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if fs.NArg() > 0 {
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return o, fmt.Errorf("unexpected arguments %q (pvbench -h lists the commands and flags)", fs.Args())
 	}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.workload = *workload
 	if _, err := bench.WorkloadByName(o.workload); err != nil {
 		return o, err
@@ -107,6 +120,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.cpus, err = parseCPUs(*cpuList); err != nil {
 		return o, err
+	}
+	if o.fromPath == "" {
+		if err := checkFactorVCPUs(o.factors, o.cpus); err != nil {
+			return o, err
+		}
 	}
 	if o.pinning, err = parsePinning(*pin); err != nil {
 		return o, err
@@ -139,11 +157,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "torture" {
-		return runTorture(args[1:], stdout, stderr)
-	}
 	if len(args) > 0 && labCommands[args[0]] != nil {
-		return labCommands[args[0]](args[1:], stdout, stderr) // lab.go
+		return labCommands[args[0]](args[1:], stdout, stderr) // lab.go, help.go
+	}
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
 	}
 	o, err := parse(args, stderr)
 	if err != nil {
@@ -156,32 +174,52 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 
 	// Fail before a long run, not after it, on an output nobody can write.
-	for _, path := range []string{o.jsonPath, o.csvPath} {
-		if path == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("cannot write %s: its directory does not exist", path)
-		}
-	}
-	if o.outDir != "" {
-		if err := os.MkdirAll(o.outDir, 0o755); err != nil {
-			return fmt.Errorf("plot directory: %w", err)
-		}
-	}
-
-	var rows []bench.Row
-	if o.fromPath != "" {
-		if rows, err = readRows(o.fromPath); err != nil {
-			return err
-		}
-	} else if rows, err = measure(ctx, o, stdout, stderr); err != nil {
+	if err := errors.Join(checkOutputFile("json", o.jsonPath), checkOutputFile("csv", o.csvPath),
+		checkOutputDir("out", o.outDir)); err != nil {
 		return err
 	}
-	return report(o, rows, stdout)
+
+	if o.fromPath != "" {
+		rows, err := readRows(o.fromPath, o)
+		if err != nil {
+			return err
+		}
+		return report(o, rows, stdout)
+	}
+	rows, err := measure(ctx, o, stdout, stderr)
+	stop() // a second interrupt while reporting ends pvbench at once
+	var intr *interruptedError
+	if !errors.As(err, &intr) {
+		if err != nil {
+			return err
+		}
+		return report(o, rows, stdout)
+	}
+	if len(rows) == 0 {
+		return err
+	}
+	fmt.Fprintf(stdout, "INTERRUPTED during %s: the tables below hold the %d of %d cells that finished.\n\n",
+		intr.cell, intr.done, intr.total)
+	if rerr := report(o, rows, stdout); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
-// measure runs every lock at every factor and returns the rows.
+// interruptedError is the main job's error when a signal stopped it.
+type interruptedError struct {
+	cell        string // the cell that was being measured
+	done, total int    // cells finished, cells planned
+}
+
+func (e *interruptedError) Error() string {
+	return fmt.Sprintf("interrupted during %s (cell %d of %d); the %d finished cells were reported",
+		e.cell, e.done+1, e.total, e.done)
+}
+
+// measure runs every lock at every factor and returns the rows. When ctx
+// ends it returns the rows of the finished cells and an
+// *interruptedError naming the cell it stopped.
 func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
 	cpus := o.cpus
 	if cpus == nil {
@@ -195,47 +233,120 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version())
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
-	bar := newProgress(stderr, len(o.factors)*len(o.locks))
+	total := len(o.factors) * len(o.locks)
+	bar := newProgress(stderr, total)
 	defer bar.finish()
 	var rows []bench.Row
 	for _, oc := range o.factors {
 		for _, lock := range o.locks {
-			bar.show(fmt.Sprintf("%s %gx", lock, oc))
+			cell := fmt.Sprintf("%s %gx", lock, oc)
+			bar.show(cell)
 			row, err := bench.Measure(ctx, bench.Spec{
 				Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
 				Pinning: o.pinning, VMs: o.vms, Runs: o.runs, Duration: o.duration,
 				Warmup: o.warmup, Seed: o.seed, Params: o.params,
 			})
+			// A run cut short by ctx still returns a row: it is not a
+			// finished cell.
+			if ctx.Err() != nil {
+				return rows, &interruptedError{cell: cell, done: len(rows), total: total}
+			}
 			if err != nil {
-				return nil, fmt.Errorf("%s at %gx: %w", lock, oc, err)
+				return rows, fmt.Errorf("%s at %gx: %w", lock, oc, err)
 			}
 			bar.step()
+			bar.cellDone(cell, fmt.Sprintf("%.0f %s/s ±%.0f%%", row.OpsPerSec, row.Unit, pct(row.Stdev, row.OpsPerSec)))
 			rows = append(rows, row)
 		}
 	}
 	return rows, nil
 }
 
-// readRows loads rows saved with -json; they must be of one workload.
-func readRows(path string) ([]bench.Row, error) {
-	f, err := os.Open(path)
+func pct(part, whole float64) float64 {
+	if whole == 0 {
+		return 0
+	}
+	return 100 * part / whole
+}
+
+// readRows loads rows saved by the main job's -json; they must be of one
+// workload. -locks and -oc, when given, select among them; -workload,
+// when given, must be theirs.
+func readRows(path string, o options) ([]bench.Row, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-from: %w", err)
 	}
-	defer f.Close()
+	const want = "rows written by pvbench -json (the main job: objects with workload, lock, overcommit, unit and ops_per_sec)"
+	var objs []map[string]json.RawMessage
+	if err := json.Unmarshal(b, &objs); err != nil {
+		return nil, fmt.Errorf("-from %s: not %s: %w", path, want, err)
+	}
+	if len(objs) == 0 {
+		return nil, fmt.Errorf("-from %s holds no rows", path)
+	}
+	for i, obj := range objs {
+		var missing []string
+		for _, key := range []string{"workload", "lock", "overcommit", "unit", "ops_per_sec"} {
+			if _, ok := obj[key]; !ok {
+				missing = append(missing, key)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		kind := ""
+		if _, ok := obj["lock_break"]; ok {
+			kind = " (it looks like the rows of pvbench lockbreak -json)"
+		} else if _, ok := obj["records_per_sec"]; ok {
+			kind = " (it looks like the rows of pvbench shootdown -json)"
+		}
+		return nil, fmt.Errorf("-from %s: row %d lacks %s: want %s%s",
+			path, i+1, strings.Join(missing, ", "), want, kind)
+	}
 	var rows []bench.Row
-	if err := json.NewDecoder(f).Decode(&rows); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("%s holds no rows", path)
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return nil, fmt.Errorf("-from %s: %w", path, err)
 	}
 	for _, r := range rows {
 		if r.Workload != rows[0].Workload {
-			return nil, fmt.Errorf("%s mixes workloads %s and %s", path, rows[0].Workload, r.Workload)
+			return nil, fmt.Errorf("-from %s mixes workloads %s and %s", path, rows[0].Workload, r.Workload)
+		}
+	}
+	if o.set["workload"] && o.workload != rows[0].Workload {
+		return nil, fmt.Errorf("-workload %s, but -from %s holds %s rows", o.workload, path, rows[0].Workload)
+	}
+	if o.set["locks"] {
+		if rows, err = selectRows(rows, o.locks, func(r bench.Row, l string) bool { return r.Lock == l }, "lock", path); err != nil {
+			return nil, err
+		}
+	}
+	if o.set["oc"] {
+		if rows, err = selectRows(rows, o.factors, func(r bench.Row, oc float64) bool { return r.Overcommit == oc }, "overcommit", path); err != nil {
+			return nil, err
 		}
 	}
 	return rows, nil
+}
+
+// selectRows keeps the rows that match one of keys, in the file's order;
+// a key without rows is an error.
+func selectRows[K any](rows []bench.Row, keys []K, match func(bench.Row, K) bool, what, path string) ([]bench.Row, error) {
+	var out []bench.Row
+	for _, r := range rows {
+		for _, k := range keys {
+			if match(r, k) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(rows, func(r bench.Row) bool { return match(r, k) }) {
+			return nil, fmt.Errorf("-from %s has no rows of %s %v", path, what, k)
+		}
+	}
+	return out, nil
 }
 
 // report prints the tables of rows and writes the requested files.
@@ -245,9 +356,20 @@ func report(o options, rows []bench.Row, stdout io.Writer) error {
 	if err := bench.WriteHeadline(stdout, rows); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
-	if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
-		return err
+	var absent []string
+	for _, name := range []string{o.base, o.patched} {
+		if !slices.ContainsFunc(rows, func(r bench.Row) bool { return r.Lock == name }) && !slices.Contains(absent, name) {
+			absent = append(absent, name)
+		}
+	}
+	if len(absent) > 0 {
+		fmt.Fprintf(stdout, "\nno %s vs %s table: no rows of %s; pick -base and -patched among the locks measured.\n",
+			o.base, o.patched, strings.Join(absent, " and "))
+	} else {
+		fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
+		if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
 		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +25,7 @@ func TestParseRejectsBadFlags(t *testing.T) {
 		{"-workload", "nope"}, {"-runs", "0"}, {"-duration", "-1s"}, {"-duration", "0"}, {"-pin", "sideways"},
 		{"-cpus", "a"}, {"extra"}, {"-vms", "0"}, {"-warmup", "-1ms"}, {"-seed", "-3"}, {"-seed", "x"},
 		{"-cs", "0"}, {"-outside", "-1us"}, {"-base", "nope"}, {"-patched", "nope"}, {"-nosuchflag"},
+		{"-oc", "1,1"}, {"-oc", "2,1,2.0"}, {"-oc", "1e-9"}, {"-oc", "0.0001", "-cpus", "0"}, {"-oc", "1,1.1", "-cpus", "0"},
 	} {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parse(%q) accepted", args)
@@ -61,6 +66,39 @@ func TestHelpIsNotAnError(t *testing.T) {
 	}
 }
 
+// pvbench -h and pvbench help list every registered subcommand: the list
+// comes from labCommands, so a command registered anywhere shows up.
+func TestHelpListsEveryCommand(t *testing.T) {
+	labCommands["test-registered"] = func([]string, io.Writer, io.Writer) error { return nil }
+	defer delete(labCommands, "test-registered")
+	var h, help bytes.Buffer
+	if err := run([]string{"-h"}, &bytes.Buffer{}, &h); err != nil {
+		t.Fatal(err)
+	}
+	if err := run([]string{"help"}, &help, &bytes.Buffer{}); err != nil {
+		t.Fatalf("pvbench help: %v", err)
+	}
+	for _, usage := range []string{h.String(), help.String()} {
+		for _, name := range append(commandNames(), "torture", "lockbreak", "shootdown", "help", "test-registered") {
+			if !strings.Contains(usage, "\n  "+name+" ") {
+				t.Errorf("usage does not list %s:\n%s", name, usage)
+			}
+		}
+		if !strings.Contains(usage, "-workload") {
+			t.Errorf("usage lacks the main job's flags:\n%s", usage)
+		}
+	}
+	var sub bytes.Buffer
+	if err := run([]string{"help", "lockbreak"}, &sub, &sub); err != nil || !strings.Contains(sub.String(), "-batch") {
+		t.Errorf("pvbench help lockbreak: %v\n%s", err, sub.String())
+	}
+	for _, args := range [][]string{{"help", "nope"}, {"nope"}, {"help", "torture", "x"}} {
+		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), "torture") {
+			t.Errorf("run(%q) = %v, want an error listing the commands", args, err)
+		}
+	}
+}
+
 func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "rows.json")
@@ -78,8 +116,10 @@ func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if errOut.Len() != 0 {
-		t.Errorf("stderr is not a terminal, yet got %q", errOut.String())
+	// stderr is not a terminal: one progress line per cell, no bar.
+	if n := strings.Count(errOut.String(), "pvbench: ["); n != 6 || !strings.Contains(errOut.String(), "[6/6] sync.Mutex 2x: ") ||
+		strings.Contains(errOut.String(), "\r") {
+		t.Errorf("want 6 progress lines on stderr, got:\n%s", errOut.String())
 	}
 	b, err := os.ReadFile(js)
 	if err != nil {
@@ -128,6 +168,97 @@ func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 			t.Errorf("-from %s accepted", bad)
 		}
 	}
+
+	// -locks and -oc select among the saved rows; the seed table says why
+	// it is missing when -base is not among them.
+	var sel bytes.Buffer
+	if err := run([]string{"-from", js, "-out", "", "-locks", "pv-ticket,sync.Mutex", "-oc", "2"}, &sel, &sel); err != nil {
+		t.Fatal(err)
+	}
+	matrix := sel.String()[strings.Index(sel.String(), "all rows"):]
+	headline, _, _ := strings.Cut(sel.String(), "no native-ticket vs pv-ticket table: no rows of native-ticket")
+	if strings.Contains(matrix, "native-ticket") || !strings.Contains(matrix, "sync.Mutex") || strings.Contains(headline, "1x") ||
+		headline == sel.String() {
+		t.Errorf("-from with -locks pv-ticket,sync.Mutex -oc 2:\n%s", sel.String())
+	}
+	for _, args := range [][]string{{"-locks", "tas"}, {"-oc", "3"}, {"-workload", "ebizzy"}} {
+		if err := run(append([]string{"-from", js, "-out", ""}, args...), &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("-from with %q (not in the file) accepted", args)
+		}
+	}
+}
+
+// -from refuses files of another kind, saying what it expected.
+func TestFromRejectsOtherRows(t *testing.T) {
+	dir := t.TempDir()
+	foo := filepath.Join(dir, "foo.json")
+	if err := os.WriteFile(foo, []byte(`[{"foo":1}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, want string }{
+		{filepath.Join("..", "..", "..", "docs", "lab", "lockbreak-rows.json"), "pvbench lockbreak -json"},
+		{filepath.Join("..", "..", "..", "docs", "lab", "shootdown-rows.json"), "pvbench shootdown -json"},
+		{foo, "lacks workload, lock, overcommit, unit, ops_per_sec"},
+	} {
+		var out bytes.Buffer
+		err := run([]string{"-from", c.path, "-out", ""}, &out, &out)
+		if err == nil || !strings.Contains(err.Error(), "want rows written by pvbench -json (the main job") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("-from %s = %v, want an error naming %q", c.path, err, c.want)
+		}
+		if strings.Contains(out.String(), "throughput") {
+			t.Errorf("-from %s printed a table:\n%s", c.path, out.String())
+		}
+	}
+	// The saved rows of the lab's docs are still accepted.
+	if err := run([]string{"-from", filepath.Join("..", "..", "..", "docs", "lab", "lockloop-rows.json"), "-out", ""}, io.Discard, io.Discard); err != nil {
+		t.Errorf("-from docs/lab/lockloop-rows.json: %v", err)
+	}
+}
+
+// SIGINT during the main job reports and saves the cells that finished,
+// names the cell it stopped in, and is an error. The signal is a real
+// SIGINT to this process; the test's own signal.Notify keeps it from
+// killing the test binary should it arrive before pvbench listens.
+func TestMainJobSIGINTReportsFinishedCells(t *testing.T) {
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, os.Interrupt)
+	defer signal.Stop(guard)
+
+	js := filepath.Join(t.TempDir(), "rows.json")
+	out, errOut := newLineBuffer(), newLineBuffer()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run([]string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
+			"-warmup", "10ms", "-json", js, "-out", ""}, out, errOut)
+	}()
+	// The second cell runs for a second: the signal lands in it.
+	errOut.waitFor(t, "[1/4] pv-ticket 1x: ")
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the main job did not stop on SIGINT")
+	}
+	var intr *interruptedError
+	if !errors.As(err, &intr) || !strings.Contains(err.Error(), "interrupted during sync.Mutex 1x (cell 2 of 4)") {
+		t.Fatalf("run = %v, want the interrupt of sync.Mutex 1x, cell 2 of 4", err)
+	}
+	s := out.String()
+	if !strings.Contains(s, "INTERRUPTED during sync.Mutex 1x: the tables below hold the 1 of 4 cells that finished") ||
+		!strings.Contains(s, "pv-ticket") || strings.Contains(s[strings.Index(s, "all rows"):], "sync.Mutex") {
+		t.Errorf("report after SIGINT:\n%s", s)
+	}
+	b, rerr := os.ReadFile(js)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	var rows []bench.Row
+	if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 1 || rows[0].Lock != "pv-ticket" || rows[0].Overcommit != 1 {
+		t.Errorf("-json after SIGINT: %v %+v", err, rows)
+	}
 }
 
 func TestRunOtherWorkloadsAndVMs(t *testing.T) {
@@ -158,18 +289,40 @@ func TestRunChecksOutputsFirst(t *testing.T) {
 		{"-json", filepath.Join(dir, "missing", "rows.json"), "-out", plots},
 		{"-csv", filepath.Join(dir, "missing", "rows.csv"), "-out", plots},
 		{"-out", filepath.Join(file, "plots")},
+		{"-json", "/proc/x"},
+		{"-csv", "/proc/x", "-out", ""},
+		{"-json", dir, "-out", ""}, // a directory given as a file
+		{"-out", "/proc/x"},
+		{"lockbreak", "-json", "/proc/x"},
+		{"lockbreak", "-json", dir},
+		{"shootdown", "-json", "/proc/x"},
+		{"shootdown", "-json", filepath.Join(file, "rows.json")},
 	} {
 		var out bytes.Buffer
 		start := time.Now()
+		// Measuring with these flags takes minutes; failing first, moments.
 		err := run(append(args, "-duration", "10s"), &out, &out)
-		if err == nil {
-			t.Errorf("run(%q) succeeded", args)
+		if err == nil || !strings.Contains(err.Error(), "-json") && !strings.Contains(err.Error(), "-csv") && !strings.Contains(err.Error(), "-out") {
+			t.Errorf("run(%q) = %v, want an error naming the output", args, err)
 		}
-		// Measuring with these flags takes minutes; failing first, moments
-		// (30s leaves room for an overloaded machine).
-		if time.Since(start) > 30*time.Second || strings.Contains(out.String(), "throughput") {
-			t.Errorf("run(%q) measured before failing", args)
+		// No header line: nothing was measured (30s leaves room for an
+		// overloaded machine; here it takes milliseconds).
+		if time.Since(start) > 30*time.Second || strings.Contains(out.String(), "pvbench") || strings.Contains(out.String(), "throughput") {
+			t.Errorf("run(%q) measured before failing:\n%s", args, out.String())
 		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 { // f and plots
+		t.Errorf("the output checks left files behind: %v", entries)
+	}
+	// An existing file is kept as it is until the rows are written.
+	if err := os.WriteFile(file, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := checkOutputFile("json", file); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(file); string(b) != "keep" {
+		t.Errorf("checking %s changed it to %q", file, b)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"golang.org/x/term"
 )
 
-// progress draws a one-line progress bar on a terminal and stays silent
-// on anything else (a pipe, a file, a test's buffer).
+// progress draws a one-line progress bar on a terminal; on anything else
+// (a pipe, a file, a test's buffer) it prints one line per finished cell.
 type progress struct {
 	w           io.Writer
 	fd          int
@@ -42,6 +42,17 @@ func (p *progress) show(label string) {
 
 // step counts one finished cell.
 func (p *progress) step() { p.done++ }
+
+// cellDone reports a finished cell (after step) with a short result, as a
+// line of its own when the output is not a terminal.
+func (p *progress) cellDone(label, result string) {
+	if p.on {
+		return
+	}
+	eta := (time.Since(p.start) / time.Duration(max(1, p.done)) * time.Duration(p.total-p.done)).Round(time.Second)
+	fmt.Fprintf(p.w, "pvbench: [%d/%d] %s: %s (%v elapsed, ETA %v)\n",
+		p.done, p.total, label, result, time.Since(p.start).Round(time.Second), eta)
+}
 
 // finish erases the bar.
 func (p *progress) finish() {

@@ -15,14 +15,19 @@ import (
 	"github.com/pvlock/pvlock/bench/torture"
 )
 
-// errTortureFailed is returned when a torture run ends in FAILURE, so that
-// pvbench exits non-zero.
-var errTortureFailed = errors.New("torture: FAILURE")
+// errTortureFailed is returned when a torture run ends in FAILURE, and
+// errTortureInterrupted when a signal ended it early, so that pvbench
+// exits non-zero: an interrupted torture proved less than it was asked.
+var (
+	errTortureFailed      = errors.New("torture: FAILURE")
+	errTortureInterrupted = errors.New("torture: INTERRUPTED")
+)
 
-// parseTorture parses the flags of "pvbench torture" into a validated
-// torture.Config (with defaults filled in). The seed is drawn from the
-// clock unless -seed is given; the report prints it either way.
-func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
+// parseTorture parses the flags of "pvbench torture" into validated
+// torture.Configs (with defaults filled in), one per -oc factor, run one
+// after the other. The seed is drawn from the clock unless -seed is
+// given; the report prints it either way.
+func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 	fs := flag.NewFlagSet("pvbench torture", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
@@ -30,12 +35,14 @@ func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
 			"Tortures one lock, like the kernel's locktorture: writer vCPUs at an overcommit\n"+
 			"hammer it with random critical sections, long holds, stutter and shuffle, while\n"+
 			"the torture checks mutual exclusion, lost wake-ups and starvation. The last line\n"+
-			"is \"End of test: SUCCESS\" or \"End of test: FAILURE: ...\" (exit status 1).\n\n")
+			"is \"End of test: SUCCESS\", \"End of test: FAILURE: ...\" (exit status 1) or, after an\n"+
+			"interrupt, \"End of test: INTERRUPTED: ...\" (exit status 1). With several -oc factors\n"+
+			"the lock is tortured at each in turn.\n\n")
 		fs.PrintDefaults()
 	}
 	var c torture.Config
 	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(torture.LockNames(), ", "))
-	fs.Float64Var(&c.Overcommit, "oc", 2, "overcommit: writer vCPUs per CPU (1-8 is the useful range)")
+	ocList := fs.String("oc", "2", "comma-separated overcommit factors: writer vCPUs per CPU (1-8 is the useful range), one run each")
 	fs.IntVar(&c.VCPUs, "vcpus", 0, "number of writer vCPUs; overrides -oc")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "initial pinning: each (one CPU per vCPU, round-robin) or float")
@@ -52,18 +59,18 @@ func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
 	fs.DurationVar(&c.StallAfter, "stall-after", 0, "any wait this long is a stall (default 5 x watchdog)")
 	fs.BoolVar(&c.FailUnfair, "fail-unfair", false, "fail when the busiest vCPU made over twice the acquisitions of the idlest (\"???\")")
 	if err := fs.Parse(args); err != nil {
-		return c, err
+		return nil, err
 	}
 	if fs.NArg() > 0 {
-		return c, fmt.Errorf("torture: unexpected arguments %q", fs.Args())
+		return nil, fmt.Errorf("torture: unexpected arguments %q", fs.Args())
 	}
-	if c.VCPUs == 0 && !(c.Overcommit > 0) {
-		// Config treats 0 as "default"; on the command line it is a mistake.
-		return c, fmt.Errorf("torture: -oc %v must be a positive number", c.Overcommit)
+	factors, err := parseFactors(*ocList)
+	if err != nil {
+		return nil, fmt.Errorf("torture: %w", err)
 	}
 	lk, err := torture.LookupLock(*lock)
 	if err != nil {
-		return c, err
+		return nil, err
 	}
 	c.Lock = lk
 	c.Seed = uint64(time.Now().UnixNano())
@@ -73,18 +80,35 @@ func parseTorture(args []string, stderr io.Writer) (torture.Config, error) {
 		}
 	})
 	if c.CPUs, err = parseCPUs(*cpuList); err != nil {
-		return c, fmt.Errorf("torture: %w", err)
+		return nil, fmt.Errorf("torture: %w", err)
 	}
 	if c.Pinning, err = parsePinning(*pin); err != nil {
-		return c, fmt.Errorf("torture: %w", err)
+		return nil, fmt.Errorf("torture: %w", err)
 	}
-	return c.WithDefaults()
+	if c.VCPUs != 0 {
+		if len(factors) > 1 {
+			return nil, fmt.Errorf("torture: -vcpus %d makes one run; it cannot go with the -oc list %v", c.VCPUs, factors)
+		}
+		// -vcpus overrides -oc: one run
+	} else if err := checkFactorVCPUs(factors, c.CPUs); err != nil {
+		return nil, fmt.Errorf("torture: %w", err)
+	}
+	var cfgs []torture.Config
+	for _, oc := range factors {
+		c.Overcommit = oc
+		cfg, err := c.WithDefaults()
+		if err != nil {
+			return nil, err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	return cfgs, nil
 }
 
-// runTorture runs "pvbench torture": the report goes to stdout, and a
-// FAILURE is returned as an error.
+// runTorture runs "pvbench torture": the reports go to stdout, and a
+// FAILURE or an interrupt is returned as an error.
 func runTorture(args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseTorture(args, stderr)
+	cfgs, err := parseTorture(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -94,13 +118,29 @@ func runTorture(args []string, stdout, stderr io.Writer) error {
 	// An interrupt ends the run early, with the usual report.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cfg.Out = stdout
-	res, err := torture.Run(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	if !res.OK() {
-		return fmt.Errorf("%w: %s", errTortureFailed, strings.Join(res.Failures, "; "))
+	return tortureAll(ctx, cfgs, stdout)
+}
+
+// tortureAll runs the configurations in turn, stopping at the first
+// failure or interrupt.
+func tortureAll(ctx context.Context, cfgs []torture.Config, stdout io.Writer) error {
+	for i, cfg := range cfgs {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		cfg.Out = stdout
+		res, err := torture.Run(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		at := fmt.Sprintf("%s at %d vCPUs", res.Lock, res.VCPUs)
+		if !res.OK() {
+			return fmt.Errorf("%w: %s: %s", errTortureFailed, at, strings.Join(res.Failures, "; "))
+		}
+		if res.Interrupted {
+			return fmt.Errorf("%w: %s stopped after %v of %v (run %d of %d)",
+				errTortureInterrupted, at, res.Elapsed.Round(time.Millisecond), cfg.Duration, i+1, len(cfgs))
+		}
 	}
 	return nil
 }

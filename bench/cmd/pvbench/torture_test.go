@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"io"
+	"os"
+	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,20 +61,71 @@ func TestParseTorture(t *testing.T) {
 		{"-long-hold", "-1ms"}, {"-long-hold-every", "-5"}, {"-work", "-1"}, {"-work", "1000000"},
 		{"-watchdog", "10ms", "-long-hold", "20ms"}, {"-stall-after", "1s", "-watchdog", "2s"},
 		{"-cpus", "x"}, {"-cpus", "-1"}, {"-pin", "sideways"}, {"extra"}, {"-nosuchflag"},
+		{"-oc", "1,1"}, {"-oc", "1e-9"}, {"-oc", "2,x"}, {"-oc", ","}, {"-vcpus", "4", "-oc", "1,2"},
 	} {
 		if _, err := parseTorture(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parseTorture(%q) accepted", args)
 		}
 	}
-	c, err := parseTorture([]string{"-duration", "10m", "-oc", "8", "-pin", "float", "-seed", "0"}, &bytes.Buffer{})
+	cfgs, err := parseTorture([]string{"-duration", "10m", "-oc", "8", "-pin", "float", "-seed", "0"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(cfgs) != 1 {
+		t.Fatalf("-oc 8 made %d configurations", len(cfgs))
+	}
+	c := cfgs[0]
 	if c.Lock.Name != "pv-ticket" || c.Duration != 10*time.Minute || c.Overcommit != 8 || c.Pinning != pvlock.PinFloat ||
 		c.Seed != 0 || c.Interval != 10*time.Second || c.Watchdog != torture.DefaultWatchdog || c.Shuffle <= 0 || c.Stutter <= 0 {
 		t.Fatalf("parsed %+v", c)
 	}
+	// -oc takes a list, like the lab's: one run per factor.
+	cfgs, err = parseTorture([]string{"-oc", "1, 2,4", "-cpus", "0"}, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfgs) != 3 || cfgs[0].Overcommit != 1 || cfgs[1].Overcommit != 2 || cfgs[2].Overcommit != 4 || cfgs[2].Seed != cfgs[0].Seed {
+		t.Fatalf("-oc 1,2,4 parsed as %d configurations %+v", len(cfgs), cfgs)
+	}
 	if err := run([]string{"torture", "-h"}, &bytes.Buffer{}, &bytes.Buffer{}); err != nil {
 		t.Fatalf("torture -h: %v", err)
+	}
+}
+
+// A torture stopped by a signal is not a passed torture: the report ends
+// INTERRUPTED, never SUCCESS, and pvbench exits non-zero. The signal is a
+// real SIGINT to this process; the test's own signal.Notify keeps it from
+// killing the test binary should it arrive before pvbench listens.
+func TestTortureSIGINTIsNotSuccess(t *testing.T) {
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, os.Interrupt)
+	defer signal.Stop(guard)
+
+	out := newLineBuffer()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run([]string{"torture", "-lock", "pv-ticket", "-oc", "2,4", "-duration", "1m", "-interval", "100ms"}, out, io.Discard)
+	}()
+	// The header line is printed after pvbench installed its handler.
+	out.waitFor(t, "torture pv-ticket:")
+	time.Sleep(200 * time.Millisecond)
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the torture did not stop on SIGINT")
+	}
+	if !errors.Is(err, errTortureInterrupted) || !strings.Contains(err.Error(), "run 1 of 2") {
+		t.Errorf("run = %v, want the interrupt of run 1 of 2 as an error", err)
+	}
+	s := out.String()
+	if strings.Contains(s, "SUCCESS") || !strings.Contains(s, "End of test: INTERRUPTED: pv-ticket") {
+		t.Errorf("report after SIGINT:\n%s", s)
+	}
+	if strings.Count(s, "torture pv-ticket:") != 1 {
+		t.Errorf("the torture went on to the next factor after SIGINT:\n%s", s)
 	}
 }
