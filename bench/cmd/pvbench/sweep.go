@@ -78,7 +78,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := spec.Validate(); err != nil {
 		return err
 	}
-	if err := checkOutputs(*jsonPath, *outDir); err != nil {
+	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -111,33 +111,6 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return err
-}
-
-// checkOutputs fails early if the JSON file cannot be created or the plot
-// directory cannot be written, before anything is measured.
-func checkOutputs(jsonPath, outDir string) error {
-	if jsonPath != "" {
-		if st, err := os.Stat(jsonPath); err == nil && st.IsDir() {
-			return fmt.Errorf("-json %s is a directory", jsonPath)
-		}
-		f, err := os.OpenFile(jsonPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			return fmt.Errorf("-json: %w", err)
-		}
-		f.Close()
-	}
-	if outDir != "" {
-		if err := os.MkdirAll(outDir, 0o755); err != nil {
-			return fmt.Errorf("-out: %w", err)
-		}
-		probe, err := os.CreateTemp(outDir, ".pvbench-probe-*")
-		if err != nil {
-			return fmt.Errorf("-out: %w", err)
-		}
-		probe.Close()
-		os.Remove(probe.Name())
-	}
-	return nil
 }
 
 func joinInts(xs []int) string {
