@@ -94,6 +94,21 @@ var (
 	vcpuKicksDesc = prometheus.NewDesc("pvlock_vcpu_kicks_received_total",
 		"Kicks delivered to the vCPU.",
 		vcpuLabels, nil)
+	// Halt-polling, after KVM's halt_attempted_poll, halt_successful_poll,
+	// halt_poll_invalid, halt_poll_success_ns and halt_poll_fail_ns.
+	vcpuPollsDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_total",
+		"Halt-polls begun by the vCPU (result=attempted), that caught their kick (result=successful), "+
+			"or that stopped because a sibling vCPU on the same CPU became runnable (result=invalid).",
+		append(vcpuLabels, "result"), nil)
+	vcpuPollSecondsDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_seconds_total",
+		"Time the vCPU spent halt-polling, in polls that caught their kick (result=success) and in polls that did not (result=fail).",
+		append(vcpuLabels, "result"), nil)
+	vcpuPollWindowDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_window_seconds",
+		"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns).",
+		vcpuLabels, nil)
+	vcpuSiblingSpinDesc = prometheus.NewDesc("pvlock_vcpu_sibling_spin_polls",
+		"The vCPU's current adaptive spin window, in polls, for PV lock waits while another vCPU on its CPU is runnable.",
+		vcpuLabels, nil)
 	vcpuHaltedDesc = prometheus.NewDesc("pvlock_vcpu_halted_seconds_total",
 		"Time the vCPU spent halted.",
 		vcpuLabels, nil)
@@ -172,6 +187,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		qspinEventsDesc, lockEventsDesc, haltDurationDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
+		vcpuPollsDesc, vcpuPollSecondsDesc, vcpuPollWindowDesc, vcpuSiblingSpinDesc,
 	} {
 		ch <- d
 	}
@@ -260,6 +276,16 @@ func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 		ch <- prometheus.MustNewConstMetric(vcpuHaltsDesc, prometheus.CounterValue, float64(w.Halts+w.EarlyKicks), labels...)
 		ch <- prometheus.MustNewConstMetric(vcpuKicksDesc, prometheus.CounterValue, float64(w.KicksReceived), labels...)
 		ch <- prometheus.MustNewConstMetric(vcpuHaltedDesc, prometheus.CounterValue, float64(w.HaltedNanos)/1e9, labels...)
+		for _, p := range []struct {
+			result string
+			n      uint64
+		}{{"attempted", w.PollsAttempted}, {"successful", w.PollsSuccessful}, {"invalid", w.PollsInvalid}} {
+			ch <- prometheus.MustNewConstMetric(vcpuPollsDesc, prometheus.CounterValue, float64(p.n), append(labels, p.result)...)
+		}
+		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollSuccessNanos)/1e9, append(labels, "success")...)
+		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollFailNanos)/1e9, append(labels, "fail")...)
+		ch <- prometheus.MustNewConstMetric(vcpuPollWindowDesc, prometheus.GaugeValue, float64(w.PollWindowNanos)/1e9, labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(v.SiblingSpin()), labels...)
 	}
 }
 
