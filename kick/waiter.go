@@ -97,6 +97,8 @@ type Waiter struct {
 	state uint32 // futex word; see the table above
 	// backend is fixed when the Waiter is created.
 	backend Backend
+	// pooled: the Waiter was made by Get's pool and Put returns it there.
+	pooled bool
 	// wake carries the wake-up of the Park backend. A kicker sends only
 	// after it moved the state from sleeping to kicked, so at most one
 	// token is ever in flight.
