@@ -18,8 +18,10 @@ func (l *Lock) lockNative() {
 	val := l.word.Load()
 	// 0,1,0: the pending owner is about to take the lock; give it a
 	// moment rather than queue behind a hand-over that is almost done.
-	for cnt := pendingLoops; val == pendingVal && cnt > 0; cnt-- {
-		relax.Pause(1)
+	// The wait is bounded by pendingLoops pauses; it pauses as every
+	// other spin loop does (spinPause).
+	for i := uint32(1); val == pendingVal && i <= pendingLoops; i++ {
+		spinPause(i)
 		val = l.word.Load()
 	}
 	if val&^lockedMask == 0 {
@@ -71,7 +73,7 @@ func (l *Lock) steal(threshold uint32) bool {
 		if v&tailMask == 0 || v&pendingVal != 0 {
 			return false
 		}
-		relax.Pause(1)
+		spinPause(i) // a preemption point every SpinPollEvery polls
 	}
 	return false
 }
@@ -152,8 +154,8 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 		l.word.Or(lockedVal) // set_locked: nobody else may take it now
 	}
 	next := n.next.Load()
-	for next == nil {
-		relax.Pause(1)
+	for i := uint32(1); next == nil; i++ {
+		spinPause(i) // a preemption point every SpinPollEvery polls
 		next = n.next.Load()
 	}
 	next.locked.Store(1) // arch_mcs_spin_unlock_contended: next is queue head
@@ -195,7 +197,11 @@ func (l *Lock) count(slot, ev int) {
 // spinPause is one iteration's pause of a spin loop that may run long (i
 // counts its iterations from 1): a CPU relax, and every
 // pvlock.SpinPollEvery iterations an acknowledgement of cross-vCPU calls,
-// so that a vCPU spinning here never holds up a pvlock.Shootdown.
+// so that a vCPU spinning here never holds up a pvlock.Shootdown. That
+// call is also the loop's preemption point: relax.Pause is assembly, which
+// the runtime cannot preempt asynchronously, so a loop of bare pauses
+// holds its P (and a stop-the-world) until a signal happens to land
+// between two pauses.
 func spinPause(i uint32) {
 	if i%pvlock.SpinPollEvery == 0 {
 		pvlock.PollCurrent()
