@@ -141,6 +141,7 @@ func (w *Waiter) Backend() Backend { return w.backend }
 // is published to kickers: arming after publishing could erase a kick that
 // arrived in between, and the waiter would sleep through its turn.
 func (w *Waiter) Arm() {
+	// step: waiter-arm
 	atomic.StoreUint32(&w.state, stateIdle)
 }
 
@@ -154,6 +155,7 @@ func (w *Waiter) Kicked() bool {
 // makes Halt return Kicked at once: the token is sticky.
 func (w *Waiter) Halt(timeout time.Duration) Result {
 	// The CAS fails only if a kicker already left its token: consume it.
+	// step: waiter-halt-cas
 	if !atomic.CompareAndSwapUint32(&w.state, stateIdle, stateSleeping) {
 		atomic.StoreUint32(&w.state, stateIdle)
 		w.early.Add(1)
@@ -192,6 +194,7 @@ func (w *Waiter) sleepFutex(timeout time.Duration) Result {
 		// The expected value closes the race with a kick landing between
 		// the CAS above and the sleep: the kernel re-reads the word under
 		// its own lock and returns EAGAIN if the kicker changed it.
+		// step: waiter-sleep
 		err := futexWait(&w.state, stateSleeping, timeout)
 		if atomic.LoadUint32(&w.state) == stateKicked {
 			atomic.StoreUint32(&w.state, stateIdle)
@@ -247,6 +250,7 @@ func (w *Waiter) sleepPark(timeout time.Duration) Result {
 // Kick delivers a token to the Waiter and wakes it if it sleeps. It reports
 // whether a token was delivered (false if one was already pending).
 func (w *Waiter) Kick() bool {
+	// step: waiter-kick
 	old := atomic.SwapUint32(&w.state, stateKicked)
 	if old == stateKicked {
 		return false

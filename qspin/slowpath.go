@@ -67,6 +67,7 @@ func (l *Lock) lockPV() {
 func (l *Lock) steal(threshold uint32) bool {
 	for i := threshold; i > 0; i-- {
 		v := l.word.Load()
+		// step: steal
 		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
 			return true
 		}
@@ -92,6 +93,7 @@ func (l *Lock) queue() {
 	n.next.Store(nil)
 	n.state.Store(stateRunning)
 	// The lock may have been released while we fetched the node.
+	// step: node-trylock
 	if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
 		putNode(n)
 		return
@@ -105,12 +107,14 @@ func (l *Lock) queue() {
 	var old uint32
 	for {
 		old = l.word.Load()
+		// step: xchg-tail
 		if l.word.CompareAndSwap(old, old&lockedPendingMask|tail) {
 			break
 		}
 	}
 	if old&tailMask != 0 {
 		prev := nodeAt(decodeTail(old))
+		// step: link-prev
 		prev.next.Store(n)
 		if pv {
 			l.pvWaitNode(n, prev, w)
@@ -144,6 +148,7 @@ func (l *Lock) queue() {
 func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 	if val&tailMask == tail {
 		// We are the last node: n,0,0 -> 0,0,1 (PV: n,0,1 -> 0,0,1).
+		// step: claim-last
 		if l.word.CompareAndSwap(val, lockedVal) {
 			return
 		}
@@ -154,10 +159,12 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 		l.word.Or(lockedVal) // set_locked: nobody else may take it now
 	}
 	next := n.next.Load()
+	// step: wait-next
 	for i := uint32(1); next == nil; i++ {
 		spinPause(i) // a preemption point every SpinPollEvery polls
 		next = n.next.Load()
 	}
+	// step: hand-head
 	next.locked.Store(1) // arch_mcs_spin_unlock_contended: next is queue head
 	if pv {
 		l.pvKickNode(next)
