@@ -102,7 +102,14 @@ func Current() *Waiter {
 	return (*m)[tid]
 }
 
-var pool = sync.Pool{New: func() any { return NewWaiter(Park) }}
+// pool holds the Park waiters of goroutines that are not vCPUs. Only
+// waiters it made itself go back into it (Waiter.pooled): a waiter made by
+// NewWaiter and bound to a thread, whatever its backend, stays its owner's.
+var pool = sync.Pool{New: func() any {
+	w := NewWaiter(Park)
+	w.pooled = true
+	return w
+}}
 
 // GoroutineSlot is the Slot of pooled (Park backend) waiters.
 const GoroutineSlot = -1
@@ -119,9 +126,12 @@ func Get() *Waiter {
 	return w
 }
 
-// Put returns a waiter obtained from Get. Bound waiters are left alone.
+// Put returns a waiter obtained from Get. Bound waiters are left alone,
+// Park-backed ones included: only a waiter that came from the pool goes
+// back to it, so an unbound goroutine never gets a vCPU's waiter (and
+// never changes its Slot or Owner).
 func Put(w *Waiter) {
-	if w.backend == Park {
+	if w.pooled {
 		w.Owner = nil
 		pool.Put(w)
 	}

@@ -208,3 +208,51 @@ func TestTableConcurrent(t *testing.T) {
 	// let the stray kicker goroutines finish before goleak looks
 	time.Sleep(10 * time.Millisecond)
 }
+
+// TestPutKeepsBoundParkWaiter checks that Put never pools a waiter bound to
+// a thread, even one with the Park backend: an unbound goroutine must not
+// get it from the pool (its Slot would change to GoroutineSlot), and Put
+// must leave its Owner alone.
+func TestPutKeepsBoundParkWaiter(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		bw := NewWaiter(Park)
+		bw.Slot = 7
+		bw.Owner = "vcpu 7"
+		if err := Bind(bw); err != nil {
+			t.Error(err)
+			return
+		}
+		w := Get()
+		if w != bw {
+			Unbind()
+			t.Error("bound thread did not get its own waiter")
+			return
+		}
+		Put(w)
+		Unbind()
+		if bw.Owner != "vcpu 7" {
+			t.Errorf("Put cleared the Owner of a bound waiter: %v", bw.Owner)
+		}
+		// This goroutine is now unbound and still on the same P, whose
+		// pool cache would hand back whatever Put stored there.
+		got := make([]*Waiter, 0, 8)
+		for range 8 {
+			g := Get()
+			got = append(got, g)
+			if g == bw {
+				t.Errorf("an unbound goroutine got the bound waiter from the pool (Slot now %d)", bw.Slot)
+			}
+		}
+		for _, g := range got {
+			Put(g)
+		}
+		if bw.Slot != 7 {
+			t.Errorf("bound waiter's Slot changed to %d", bw.Slot)
+		}
+	}()
+	<-done
+}

@@ -110,6 +110,8 @@ type Waiter struct {
 	state uint32 // futex word; see the table above
 	// backend is fixed when the Waiter is created.
 	backend Backend
+	// pooled: the Waiter was made by Get's pool and Put returns it there.
+	pooled bool
 	// wake carries the wake-up of the Park backend. A kicker sends only
 	// after it moved the state from sleeping to kicked, so at most one
 	// token is ever in flight.
@@ -156,6 +158,7 @@ func (w *Waiter) Backend() Backend { return w.backend }
 // is published to kickers: arming after publishing could erase a kick that
 // arrived in between, and the waiter would sleep through its turn.
 func (w *Waiter) Arm() {
+	// step: waiter-arm
 	atomic.StoreUint32(&w.state, stateIdle)
 }
 
@@ -194,6 +197,7 @@ func (w *Waiter) halt(timeout time.Duration, mayPoll bool) Result {
 		first = statePolling
 	}
 	// The CAS fails only if a kicker already left its token: consume it.
+	// step: waiter-halt-cas
 	if !atomic.CompareAndSwapUint32(&w.state, stateIdle, first) {
 		atomic.StoreUint32(&w.state, stateIdle)
 		w.early.Add(1)
@@ -285,6 +289,7 @@ func (w *Waiter) sleepFutex(timeout time.Duration) Result {
 		// The expected value closes the race with a kick landing between
 		// the CAS above and the sleep: the kernel re-reads the word under
 		// its own lock and returns EAGAIN if the kicker changed it.
+		// step: waiter-sleep
 		err := futexWait(&w.state, stateSleeping, timeout)
 		if atomic.LoadUint32(&w.state) == stateKicked {
 			atomic.StoreUint32(&w.state, stateIdle)
@@ -350,6 +355,7 @@ func (w *Waiter) Kick() bool {
 func (w *Waiter) KickWaking() (delivered, asleep bool) { return w.kick() }
 
 func (w *Waiter) kick() (delivered, asleep bool) {
+	// step: waiter-kick
 	old := atomic.SwapUint32(&w.state, stateKicked)
 	if old == stateKicked {
 		return false, false

@@ -2,8 +2,9 @@
 // test that model-checks them with spin.
 //
 // ticket.pml is the PV ticket lock of package ticket with the halt/kick
-// layer of package kick; qspin.pml is the Linux paravirtualized queued
-// spinlock (qspinlock_paravirt.h) that package qspin follows. Each model
+// layer of package kick; qspin.pml is the PV queued spinlock of package
+// qspin, step by step as the Go code does it. TestModelSteps checks that
+// the steps each model marks match the "// step:" markers in the Go code. Each model
 // has mutants, selected with -DMUT_xxx, that reintroduce a known bug; spin
 // must verify the models and reject every mutant. TestSpinModels runs all
 // checks (it needs the spin and gcc commands); README.md describes the

@@ -31,6 +31,8 @@ type check struct {
 	// want is empty if the model must verify; otherwise the kind of error
 	// spin must report ("acceptance cycle", "assertion violated", ...).
 	want string
+	// step is the protocol step a mutant breaks.
+	step string
 }
 
 // Search modes.
@@ -49,9 +51,12 @@ func ltlCheck(name, model, claim string, spinD ...string) check {
 }
 
 // mutant derives a check that must fail from a good one: the same model,
-// size and property, plus one mutation switch.
-func mutant(good check, mut, want string) check {
+// size and property, plus one mutation switch. step names the protocol
+// step (a "step:" marker in the model and the Go code) the mutant breaks.
+func mutant(good check, mut, step, want string) check {
 	c := derive(good, "mutant", "MUT_"+mut)
+	c.name += "/" + step
+	c.step = step
 	c.want = want
 	return c
 }
@@ -66,41 +71,58 @@ func derive(good check, kind, define string) check {
 	return c
 }
 
+const (
+	cycle = "acceptance cycle"
+	// the assertion that a lock has at most one hash entry
+	doubleEntry = "assertion violated (hnode==0)"
+	// the assertion that the waking hint is gone when every vCPU is done
+	staleHint = "assertion violated ((finished<3)"
+)
+
 func checks() []check {
-	// Ticket: three vCPUs locking for ever; alldone bounds them to two
-	// rounds each.
+	// Ticket: three vCPUs locking for ever, with 3-bit halves of the word
+	// so that head wraps every fourth release; safety2 bounds them to two
+	// rounds each and checks the waking hint at the end.
 	tSafety := check{name: "ticket/safety", model: "ticket.pml", spinD: []string{"-DNCPU=3"},
 		ccD: safety, pan: []string{depth}}
+	tSafety2 := check{name: "ticket/safety2", model: "ticket.pml", spinD: []string{"-DNCPU=3", "-DITER=2"},
+		ccD: safety, pan: []string{depth}}
 	tNohang := ltlCheck("ticket/nohang", "ticket.pml", "nohang", "-DNCPU=3")
-	tProgress := check{name: "ticket/progress", model: "ticket.pml", spinD: []string{"-DNCPU=3"},
-		ccD: progress, pan: []string{"-l", "-f", depth}}
-	tDone := ltlCheck("ticket/alldone", "ticket.pml", "alldone", "-DNCPU=3", "-DITER=2")
 
-	// Queued lock: three vCPUs; alldone with two rounds each is the check
-	// that catches lost wake-ups even when another vCPU keeps stealing.
+	// Queued lock: three goroutines, two rounds each; alldone under weak
+	// fairness is the property every mutant is checked against.
 	qSafety := check{name: "qspin/safety", model: "qspin.pml", spinD: []string{"-DNCPU=3"},
 		ccD: safety, pan: []string{depth}}
-	qNohang := ltlCheck("qspin/nohang", "qspin.pml", "nohang", "-DNCPU=3")
 	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=2")
 
 	return []check{
-		tSafety, tNohang, tProgress, tDone,
-		mutant(tNohang, "NOBARRIER", "acceptance cycle"),
-		mutant(tNohang, "BLINDCLEAR", "acceptance cycle"),
-		mutant(tNohang, "KICKEARLY", "acceptance cycle"),
-		mutant(tNohang, "ARMLATE", "acceptance cycle"),
-		mutant(tNohang, "NOEXPECT", "acceptance cycle"),
+		tSafety, tSafety2, tNohang,
+		mutant(tNohang, "NOBARRIER", "unlock-release", cycle),
+		mutant(tNohang, "BLINDCLEAR", "clear-cas", cycle),
+		mutant(tNohang, "KICKEARLY", "publish", cycle),
+		mutant(tNohang, "ARMLATE", "arm", cycle),
+		mutant(tNohang, "NOEXPECT", "waiter-sleep", cycle),
+		mutant(tNohang, "NOCARRY", "unlock-wrap", cycle),
+		mutant(tSafety2, "WAKING_LATE", "waking-set", staleHint),
+		mutant(tSafety2, "NO_RETIRE", "retire-hint", staleHint),
 		variant(tNohang, "ARM_BEFORE_RECHECK"),
 		variant(tNohang, "FLAG_FIRST"),
 
-		qSafety, qNohang, qDone,
-		mutant(qDone, "WAITNODE_NOMB", "acceptance cycle"),
-		mutant(qDone, "SLOW_BLIND", "acceptance cycle"),
-		mutant(qDone, "KICKNODE_NOSLOW", "acceptance cycle"),
-		// the kernel BUG()s: the unlocker finds no hash entry
-		mutant(qDone, "SLOW_BEFORE_HASH", "assertion violated ((hlock==1)"),
-		// the kernel would take a second entry for one lock
-		mutant(qDone, "DOUBLEHASH", "assertion violated (hlock==0)"),
+		qSafety, qDone,
+		mutant(qDone, "NOKICK", "unlock-kick", cycle),
+		mutant(qDone, "ARM_AFTER_RECHECK", "head-arm", cycle),
+		mutant(qDone, "NODE_RECHECK_FIRST", "node-halted", cycle),
+		mutant(qDone, "KICKNODE_FIRST", "hand-head", cycle),
+		// the unlocker sees SLOW and finds no entry
+		mutant(qDone, "HEAD_SLOW_FIRST", "head-hash", "assertion violated (hnode!=0)"),
+		mutant(qDone, "SLOW_BLIND", "head-lock-or-slow", cycle),
+		mutant(qDone, "KEEP_HASH", "head-unhash", doubleEntry),
+		mutant(qDone, "DOUBLEHASH", "head-hashed", doubleEntry),
+		mutant(qDone, "NO_HEAD_RECHECK", "head-recheck", cycle),
+		mutant(qDone, "UNLOCK_BLIND", "unlock-cas", cycle),
+		mutant(qDone, "RELEASE_BEFORE_UNHASH", "unlock-unhash", doubleEntry),
+		mutant(qDone, "KICK_BEFORE_RELEASE", "unlock-release", cycle),
+		variant(qDone, "KICKNODE_SLOW_FIRST"),
 	}
 }
 
@@ -138,6 +160,9 @@ func TestSpinModels(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := judge(c, out); err != nil {
+				if c.step != "" {
+					err = fmt.Errorf("mutant of step %s: %w", c.step, err)
+				}
 				t.Fatalf("%v\n%s", err, out)
 			}
 			if m := statesRe.FindString(out); m != "" {

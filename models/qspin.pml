@@ -1,183 +1,201 @@
 /*
- * qspin.pml -- the Linux paravirtualized queued spinlock: the PV slow path
- * of kernel/locking/qspinlock.c with the hooks of qspinlock_paravirt.h
- * (pv_wait_node, pv_kick_node, pv_wait_head_or_lock, the lock -> node hash,
- * __pv_queued_spin_unlock_slowpath) and KVM's pv_wait/pv_kick.
+ * qspin.pml -- the PV queued spinlock of package qspin (qspin/pv.go,
+ * qspin/slowpath.go, qspin/lock.go) with its halt/kick layer
+ * (kick/waiter.go), step by step as the Go code does it. It follows the
+ * Linux qspinlock_paravirt.h protocol as ported: the hash is written before
+ * SLOW, a halt is arm / re-check / halt with a sticky token that Arm
+ * clears, the kicked queue head keeps pending set while it waits again,
+ * and lock stealing is bounded.
  *
- * NCPU vCPUs each loop: lock, critical section, unlock -- ITER times, or
- * for ever when ITER is 0. Each vCPU has one queue node (no nesting).
- * Every access to shared state is its own atomic step, in program order,
- * and steps interleave sequentially consistently: the kernel's atomics and
- * barriers (xchg, cmpxchg, smp_store_mb, smp_mb__before_atomic) give the
- * pairs that matter that order, and Go's sync/atomic is sequentially
- * consistent. A few adjacent steps that no other vCPU can tell apart are
- * merged; each merge says why. Mutants model the missing barriers.
+ * NCPU goroutines each loop: Lock, critical section, Unlock -- ITER times,
+ * or for ever when ITER is 0. Each goroutine has one queue node and the
+ * node's waiter (a vCPU's node, or a pooled node while its goroutine
+ * holds it). Every access to shared state is its own atomic step, in
+ * program order, and steps interleave sequentially consistently, as Go's
+ * sync/atomic operations do. A load followed by a CAS of the word it
+ * loaded is one step (a failed CAS retries with a fresh load, which is
+ * another interleaving of the same step). Each step is marked
+ * "step: <name>"; the same names mark the Go code, in the same order, and
+ * TestModelSteps checks that the two lists agree.
  *
- *   lock word           locked (0, LOCKED = 1, SLOW = 3), pending, qtail
- *                       (0 = no tail, else the vCPU number + 1)
- *   struct pv_node      nlocked[], nnext[] (0 = NULL, else vCPU + 1),
- *                       nstate[] (RUNNING, HALTED, HASHED)
- *   pv_lock_hash        with one lock the table reduces to the entry for
- *                       that lock: hlock (claimed), hnode (vCPU + 1)
- *   KVM pv_unhalted     unhalt[]: a kick that found the vCPU running waits
- *                       there and makes its next HLT return at once
- *   halted[]            the vCPU sits in HLT inside pv_wait
+ *   lock word    locked (0, LOCKED = 1, SLOW = 3), pending, qtail
+ *                (0 = no tail, else the goroutine number + 1)
+ *   qnode        nlocked[], nnext[] (0 = nil, else goroutine + 1),
+ *                nstate[] (RUNNING, HALTED, HASHED)
+ *   hash table   with one lock it reduces to the lock's entry: hnode
+ *                (0 = none, else goroutine + 1)
+ *   kick.Waiter  wstate[] (IDLE, SLEEPING, KICKED): the futex word, whose
+ *                KICKED is the sticky token
  *
- * pv_wait(ptr, val) is kvm_wait: with interrupts off, return if *ptr != val,
- * else safe_halt(). A kick between the check and the HLT leaves pv_unhalted
- * set, so the HLT returns at once: check and halt act as one step.
- * pv_kick(cpu) is the KICK_CPU hypercall: it unhalts a halted vCPU, else
- * leaves the token. The model has no other wake-ups (no interrupts, no
- * NMIs), so every halt must end with a kick.
+ * The model has no spurious wake-ups and no halt timeout: a waiter leaves
+ * a halt only because it was kicked, so the liveness check shows that
+ * kicks alone suffice (the Go timeout is a safety net). PV spinning is on
+ * (pvlock.PVSpin). Spin loops poll and, after any failed poll, may stop:
+ * that covers every spin threshold and the pvWaitNode wait-early check.
+ * Lock stealing polls at most STEAL times (the Go bound is the spin
+ * threshold). Left out: the native and TAS variants, lockNoNode (the
+ * node pool exhausted) and pvlock's cross-vCPU polls.
  *
- * Spin loops bounded by SPIN_THRESHOLD poll and, after any failed poll, may
- * stop polling: this covers every threshold and every pv_wait_early choice.
+ * A kick is sent to the node the unlocker found in the hash entry, after
+ * the release: its goroutine may have taken the lock and moved on by then,
+ * and the token waits in its waiter (a stray kick) until the next Arm.
  *
- * Properties: the assertions (mutual exclusion; the kernel's own BUG/WARN
- * conditions: one hash entry per lock, the entry exists when the unlocker
- * sees SLOW, the unlocker sees only LOCKED or SLOW, the new owner's locked
- * byte is LOCKED at the claim; a halt ends only with a kick), no invalid end
- * state, and the ltl formulas at the end.
+ * Properties: the assertions (mutual exclusion; a lock has at most one
+ * hash entry; the unlocker that sees SLOW finds the entry; the word is
+ * LOCKED at the claim and LOCKED or SLOW at Unlock; a halt ends only with
+ * a kick), no invalid end state, and ltl alldone below, under weak
+ * fairness: with ITER rounds each, every goroutine finishes. Bounding the
+ * rounds bounds stealing, so a goroutine halted for ever is a goroutine
+ * that never finishes, whatever the others do.
  *
- * Mutants (spin -DMUT_xxx); each must make spin report an error:
- *   MUT_WAITNODE_NOMB   pv_wait_node stores HALTED without the full barrier
- *                       (smp_store_mb): the load of node->locked passes the
- *                       store, the holder sees RUNNING and leaves it halted.
- *   MUT_SLOW_BLIND      the head marks the lock SLOW with a plain store instead
- *                       of xchg, so it cannot tell that the lock was released
- *                       meanwhile and halts on a free lock.
- *   MUT_SLOW_BEFORE_HASH the head sets SLOW before hashing itself: an unlocker
- *                       can see SLOW while the entry is not published yet.
- *   MUT_KICKNODE_NOSLOW pv_kick_node hashes the halted successor but does not
- *                       set SLOW, so the unlock takes the fast path and never
- *                       kicks it.
- *   MUT_DOUBLEHASH      the head marks itself HALTED, not HASHED, before
- *                       pv_wait (before kernel commit 229ce6315747): a late
- *                       pv_kick_node hashes the lock a second time.
+ * Mutants (spin -DMUT_xxx); each breaks one step and must fail alldone:
+ *   NOKICK                unlock-kick: the unlocker never kicks.
+ *   ARM_AFTER_RECHECK     node-arm, head-arm: arm after the re-check, erasing
+ *                         a kick that came in between.
+ *   NODE_RECHECK_FIRST    node-halted: the node loads locked before it
+ *                         stores HALTED (no barrier between them).
+ *   KICKNODE_FIRST        hand-head: the holder tries HALTED -> HASHED
+ *                         before it stores next.locked.
+ *   HEAD_SLOW_FIRST       head-hash: the head marks SLOW before hashing.
+ *   SLOW_BLIND            head-lock-or-slow: a blind Or of SLOW, without
+ *                         taking a lock that is free.
+ *   KEEP_HASH             head-unhash: a head that took the free lock in
+ *                         lockOrMarkSlow leaves its entry in the table.
+ *   DOUBLEHASH            head-hashed: the head ignores that pvKickNode
+ *                         hashed it and hashes itself again.
+ *   NO_HEAD_RECHECK       head-recheck: the head halts without re-checking
+ *                         SLOW after arming.
+ *   UNLOCK_BLIND          unlock-cas: the release of a LOCKED word is a
+ *                         load and a blind store, not a CAS.
+ *   RELEASE_BEFORE_UNHASH unlock-unhash: unhash after the release.
+ *   KICK_BEFORE_RELEASE   unlock-release: kick before the release.
+ * One reordering is harmless and must verify (spin -DALT_xxx):
+ *   KICKNODE_SLOW_FIRST   pvKickNode marks SLOW before hashing: the holder
+ *                         itself unlocks later, and nobody else acts on
+ *                         SLOW in between.
  */
 
 #ifndef NCPU
 #define NCPU 3
 #endif
 #ifndef ITER
-#define ITER 0 /* lock/unlock rounds per vCPU; 0 = for ever */
+#define ITER 0 /* lock/unlock rounds per goroutine; 0 = for ever */
+#endif
+#ifndef STEAL
+#define STEAL 2 /* polls of one lock-stealing attempt */
 #endif
 
-#define LOCKED 1 /* _Q_LOCKED_VAL */
-#define SLOW   3 /* _Q_SLOW_VAL */
+#define LOCKED 1 /* lockedVal */
+#define SLOW   3 /* slowVal */
 
-#define RUNNING 0 /* vcpu_running */
-#define HALTED  1 /* vcpu_halted: pv_wait_node only */
-#define HASHED  2 /* vcpu_hashed: hashed + halted, queue head */
+#define RUNNING 0 /* stateRunning */
+#define HALTED  1 /* stateHalted: halted in pvWaitNode */
+#define HASHED  2 /* stateHashed: hashed, the unlocker will kick it */
+
+#define IDLE     0
+#define SLEEPING 1
+#define KICKED   2
 
 /* the lock word */
 byte locked;
 bit pending;
 byte qtail;
 
-/* the per-vCPU queue nodes */
+/* the queue nodes */
 bit nlocked[NCPU];
 byte nnext[NCPU];
 byte nstate[NCPU];
 
-/* the hash entry for this lock */
-bit hlock;
+/* the hash entry of the lock */
 byte hnode;
 
-/* KVM */
-bit unhalt[NCPU];
-bit halted[NCPU];
+/* the waiters */
+byte wstate[NCPU];
 
 /* observers */
-byte incs;     /* vCPUs in the critical section */
-byte finished; /* vCPUs that did all their rounds */
-bit stolen;    /* pulse: a vCPU just took the lock in the unfair trylock */
+byte incs;     /* goroutines in the critical section */
+byte finished; /* goroutines that did all their rounds */
 
-/* pv_wait(ptr, val) as kvm_wait; cond is "*ptr == val". */
-inline pv_wait(cond) {
-	atomic {
+/* ---- kick/waiter.go ---- */
+
+/* Waiter.Arm: clear any old token. */
+inline waiter_arm() {
+	wstate[me] = IDLE /* step: waiter-arm */
+}
+
+/* Waiter.Halt with the futex backend. CAS idle -> sleeping fails only if
+ * the token is there; FUTEX_WAIT(&state, sleeping) sleeps only while the
+ * word is still sleeping, and a kicker swaps in the token before it wakes
+ * the sleeper, so the futex call and the wake-up act as one wait for the
+ * token (the ticket model's NOEXPECT mutant splits them). Leaving
+ * consumes the token, on the early path as after a sleep. */
+inline waiter_halt() {
+	atomic { /* step: waiter-halt-cas */
 		if
-		:: (cond) && unhalt[me] -> unhalt[me] = 0 /* HLT returns at once */
-		:: (cond) && !unhalt[me] -> halted[me] = 1  /* HLT */
-		:: else -> skip
+		:: wstate[me] == IDLE -> wstate[me] = SLEEPING
+		:: else -> skip /* the token is already here */
 		fi
 	}
-	halted[me] == 0 /* until pv_kick */
-}
-
-/* pv_kick(cpu): kvm_kick_cpu */
-inline pv_kick(cpu) {
-	atomic {
-		if
-		:: halted[cpu] -> halted[cpu] = 0
-		:: else -> unhalt[cpu] = 1
-		fi
+	atomic { /* step: waiter-sleep */
+		wstate[me] == KICKED ->
+		wstate[me] = IDLE
 	}
 }
 
-/* pv_hash(lock, node): claim the entry (cmpxchg he->lock NULL -> lock),
- * then WRITE_ONCE(he->node, node). The kernel relies on a lock never taking
- * two entries (the table is sized for that and BUG()s when full), which the
- * model asserts. Nobody reads the entry
- * before the hasher's next step (SLOW comes after the hash, or the hasher
- * is the owner and unlocks itself), so the two stores are one step. */
-inline pv_hash(cpu) {
-	atomic { assert(hlock == 0); hlock = 1; hnode = cpu + 1 }
+/* Waiter.Kick: swap in the token (the FUTEX_WAKE of a sleeper is the
+ * wait above ending). */
+inline waiter_kick(k) {
+	wstate[k] = KICKED /* step: waiter-kick */
 }
 
-/* pv_kick_node(lock, next): run by the new lock holder right after
- * next->locked = 1. Turns a halted successor into a hashed queue head that
- * the unlock will kick, rather than waking it now. */
-inline pv_kick_node(n) {
-	/* smp_mb__before_atomic(); try_cmpxchg(&pn->state, HALTED, HASHED) */
-	atomic {
-		if
-		:: nstate[n] == HALTED -> nstate[n] = HASHED; o = 1
-		:: else -> o = 0 /* running: it will see node->locked itself */
-		fi
-	}
-	if
-	:: o ->
-		o = 0;
-#ifndef MUT_KICKNODE_NOSLOW
-		/* we own the lock: a plain store of SLOW is enough */
-		locked = SLOW;
-#endif
-		pv_hash(n)
-	:: else -> skip
-	fi
+/* ---- qspin/pv.go ---- */
+
+/* hash(l, n): the lock takes one entry; the table must never hold two
+ * for one lock. */
+inline hash(k) {
+	atomic { assert(hnode == 0); hnode = k + 1 }
 }
 
-/* pv_wait_node(node, prev): queued behind prev; returns once node->locked
- * says we are the queue head. */
+/* pvWaitNode: a queued node spins on locked, then halts until its
+ * predecessor makes it queue head. */
 inline pv_wait_node() {
 	do
 	::
 		do
-		:: nlocked[me] -> goto waited
+		:: nlocked[me] -> goto waited /* step: node-spin */
 		:: else ->
 			if
-			:: skip  /* cpu_relax, poll again */
-			:: break /* SPIN_THRESHOLD done, or pv_wait_early */
+			:: skip  /* poll again */
+			:: break /* threshold, or a halted predecessor */
 			fi
 		od;
-#ifdef MUT_WAITNODE_NOMB
-		o = nlocked[me];        /* the load runs ahead of the store */
-		nstate[me] = HALTED;
-#else
-		nstate[me] = HALTED;    /* smp_store_mb(pn->state, vcpu_halted) */
-		o = nlocked[me];        /* pairs with pv_kick_node's barrier */
+#ifndef MUT_ARM_AFTER_RECHECK
+		waiter_arm(); /* step: node-arm */
 #endif
-		if
-		:: !o -> o = 0; pv_wait(nstate[me] == HALTED)
-		:: else -> o = 0
+#ifdef MUT_NODE_RECHECK_FIRST
+		o = nlocked[me];
+		nstate[me] = HALTED; /* step: node-halted */
+#else
+		nstate[me] = HALTED; /* step: node-halted */
+		o = nlocked[me];
+#endif
+		if /* step: node-recheck */
+		:: o == 0 ->
+			if
+			:: nstate[me] == HALTED -> /* step: node-state-check */
+#ifdef MUT_ARM_AFTER_RECHECK
+				waiter_arm(); /* step: node-arm */
+#endif
+				waiter_halt()
+			:: else -> skip
+			fi
+		:: else -> skip
 		fi;
-		/* cmpxchg(&pn->state, HALTED, RUNNING): keeps HASHED if the
-		 * holder hashed us meanwhile */
-		atomic {
+		o = 0;
+		atomic { /* step: node-running */
 			if
 			:: nstate[me] == HALTED -> nstate[me] = RUNNING
-			:: else -> skip
+			:: else -> skip /* hashed: the unlocker will kick us */
 			fi
 		}
 	od;
@@ -185,181 +203,259 @@ waited:
 	skip
 }
 
-/* pv_wait_head_or_lock(lock, node): the queue head spins for the lock,
- * hashes itself once and halts; returns only with the lock held. */
+/* pvKickNode(next), by the new holder right after next.locked = 1. */
+inline pv_kick_node(k) {
+	atomic { /* step: kicknode-cas */
+		if
+		:: nstate[k] == HALTED -> nstate[k] = HASHED; o = 1
+		:: else -> o = 0 /* running: it will see locked itself */
+		fi
+	}
+	if
+	:: o ->
+		o = 0;
+#ifdef ALT_KICKNODE_SLOW_FIRST
+		locked = SLOW;
+		hash(k);
+#else
+		hash(k); /* step: kicknode-hash */
+		/* we hold the lock: Or turns LOCKED into SLOW */
+		locked = SLOW /* step: kicknode-slow */
+#endif
+	:: else -> skip
+	fi
+}
+
+/* pvWaitHeadOrLock: the queue head spins with pending set, hashes itself
+ * once, marks the lock SLOW and halts; it returns with the lock held. */
 inline pv_wait_head_or_lock() {
-	/* pv_kick_node hashed us already: do not hash again */
-	lp = (nstate[me] == HASHED);
+#ifdef MUT_DOUBLEHASH
+	hashed = 0;
+#else
+	hashed = (nstate[me] == HASHED); /* step: head-hashed */
+#endif
 	do
 	::
-		nstate[me] = RUNNING;
-		pending = 1; /* set_pending: no more lock stealing */
+		nstate[me] = RUNNING; /* step: head-running */
+		pending = 1; /* step: head-pending */
+spinhead:
 		do
-		:: atomic {
-			/* trylock_clear_pending: locked_pending 0,1 -> 1,0 */
-			locked == 0 -> assert(pending == 1); locked = LOCKED; pending = 0
+		:: atomic { /* step: head-trylock */
+			locked == 0 ->
+			assert(pending == 1);
+			locked = LOCKED; pending = 0
 		   }
 		   goto gotlock
 		:: locked != 0 ->
 			if
-			:: skip  /* cpu_relax */
-			:: break /* SPIN_THRESHOLD done */
+			:: skip  /* poll again */
+			:: break /* threshold */
 			fi
 		od;
-		pending = 0; /* clear_pending */
+		/* kicked (our entry is gone) and the lock is not SLOW: it was
+		 * stolen after the kick; spin again, pending still set */
+		if /* step: head-wait-again */
+		:: hashed && locked != SLOW -> goto spinhead
+		:: else -> skip
+		fi;
+		pending = 0; /* step: head-clear-pending */
+#ifndef MUT_ARM_AFTER_RECHECK
+		waiter_arm(); /* step: head-arm */
+#endif
 		if
-		:: !lp ->
-			lp = 1;
-#if defined(MUT_SLOW_BEFORE_HASH)
-			atomic { o = locked; locked = SLOW }
-			pv_hash(me);
+		:: !hashed ->
+			hashed = 1;
+#ifdef MUT_HEAD_SLOW_FIRST
+			atomic {
+				if
+				:: locked == 0 -> locked = LOCKED; o = 1
+				:: else -> locked = SLOW; o = 0
+				fi
+			}
+			hash(me); /* step: head-hash */
 #elif defined(MUT_SLOW_BLIND)
-			pv_hash(me);
-			locked = SLOW;
-			o = 1; /* no xchg: it cannot see a release */
+			hash(me); /* step: head-hash */
+			locked = SLOW; o = 0;
 #else
-			pv_hash(me);
-			/* xchg(&lock->locked, SLOW): after the hash entry is
-			 * complete, and atomic so that a release in between is
-			 * seen (old value 0) instead of slept on */
-			atomic { o = locked; locked = SLOW }
+			hash(me); /* step: head-hash */
+			/* lockOrMarkSlow: take a free lock, else mark it SLOW */
+			atomic { /* step: head-lock-or-slow */
+				if
+				:: locked == 0 -> locked = LOCKED; o = 1
+				:: else -> locked = SLOW; o = 0
+				fi
+			}
 #endif
 			if
-			:: o == 0 ->
-				/* the lock was free: it is ours. Store LOCKED, then
-				 * unhash (WRITE_ONCE(*lp, NULL)); while locked is
-				 * SLOW nobody else acts on the lock, so one step */
-				atomic { locked = LOCKED; hlock = 0; hnode = 0 }
+			:: o ->
+				/* the lock is ours: LOCKED, not SLOW, while our
+				 * entry still exists */
+				o = 0;
+#ifndef MUT_KEEP_HASH
+				hnode = 0; /* step: head-unhash */
+#endif
 				goto gotlock
-			:: else -> o = 0
+			:: else -> skip
 			fi
 		:: else -> skip
 		fi;
-#ifdef MUT_DOUBLEHASH
-		nstate[me] = HALTED;
+		nstate[me] = HASHED; /* step: head-mark-hashed */
+#ifdef MUT_NO_HEAD_RECHECK
+		waiter_halt()
 #else
-		nstate[me] = HASHED;
+		if /* step: head-recheck */
+		:: locked == SLOW ->
+#ifdef MUT_ARM_AFTER_RECHECK
+			waiter_arm(); /* step: head-arm */
 #endif
-		pv_wait(locked == SLOW)
-		/* the lock may have been stolen after our kick: go round */
+			waiter_halt()
+		:: else -> skip
+		fi
+#endif
 	od;
 gotlock:
-	lp = 0
+	hashed = 0
 }
 
-active [NCPU] proctype vcpu() {
+/* unlockPV: the word was not exactly LOCKED. */
+inline unlock_pv() {
+#ifdef MUT_UNLOCK_BLIND
+	o = locked;
+	if
+	:: o == LOCKED -> o = 0; locked = 0; goto unlocked /* step: unlock-cas */
+	:: else -> o = 0; assert(locked == SLOW)
+	fi;
+#else
+	atomic { /* step: unlock-cas */
+		if
+		:: locked == LOCKED -> locked = 0; goto unlocked
+		:: else -> assert(locked == SLOW) /* else: unlock of unlocked */
+		fi
+	}
+#endif
+	/* unlockSlow */
+#if defined(MUT_RELEASE_BEFORE_UNHASH)
+	locked = 0;
+#endif
+	atomic { /* step: unlock-unhash */
+		assert(hnode != 0); /* SLOW without an entry */
+		n = hnode - 1;
+		hnode = 0
+	}
+#ifdef MUT_KICK_BEFORE_RELEASE
+	waiter_kick(n);
+	locked = 0; /* step: unlock-release */
+#elif defined(MUT_NOKICK)
+	locked = 0; /* step: unlock-release */
+#elif defined(MUT_RELEASE_BEFORE_UNHASH)
+	skip; /* step: unlock-release */
+	waiter_kick(n); /* step: unlock-kick */
+#else
+	locked = 0; /* step: unlock-release */
+	waiter_kick(n); /* step: unlock-kick */
+#endif
+	n = 0
+}
+
+/* ---- qspin/slowpath.go ---- */
+
+/* steal: bounded lock stealing while the head is not spinning. */
+inline steal() {
+	do
+	:: atomic { /* step: steal */
+		if
+		:: locked == 0 && pending == 0 -> locked = LOCKED; sc = 0; goto cs
+		:: else ->
+			if
+			:: qtail == 0 || pending -> sc = 0; break
+			:: else ->
+				sc++;
+				if
+				:: sc == STEAL -> sc = 0; break
+				:: else -> skip
+				fi
+			fi
+		fi
+	   }
+	od
+}
+
+/* queue: the MCS part of the slow path. */
+inline queue() {
+	/* a fresh node: private until the tail names it */
+	atomic { /* step: node-trylock */
+		nlocked[me] = 0; nnext[me] = 0; nstate[me] = RUNNING;
+		if
+		:: locked == 0 && pending == 0 && qtail == 0 -> locked = LOCKED; goto cs
+		:: else -> skip
+		fi
+	}
+	atomic { n = qtail; qtail = me + 1 } /* step: xchg-tail */
+	if
+	:: n != 0 ->
+		nnext[n - 1] = me + 1; /* step: link-prev */
+		n = 0;
+		pv_wait_node()
+	:: else -> skip
+	fi;
+	pv_wait_head_or_lock();
+
+	/* claim */
+	atomic { /* step: claim-last */
+		assert(locked == LOCKED);
+		if
+		:: qtail == me + 1 -> qtail = 0; goto cs
+		:: else -> skip
+		fi
+	}
+	atomic { nnext[me] != 0 -> n = nnext[me] - 1 } /* step: wait-next */
+#ifdef MUT_KICKNODE_FIRST
+	pv_kick_node(n);
+	nlocked[n] = 1; /* step: hand-head */
+#else
+	nlocked[n] = 1; /* step: hand-head */
+	pv_kick_node(n);
+#endif
+	n = 0
+}
+
+/* ---- qspin/lock.go ---- */
+
+active [NCPU] proctype g() {
 	byte me = _pid;
 	byte o;      /* scratch */
-	byte n;      /* predecessor / successor vCPU */
-	bit lp;      /* the head has hashed itself (pv_wait_head_or_lock's lp) */
-	bit tr, st;  /* hybrid trylock: try the CAS; stop trying */
+	byte n;      /* predecessor / successor / node to kick */
+	bit hashed;  /* pvWaitHeadOrLock's hashed */
+	byte sc;     /* steal polls */
 	byte rounds;
 
 again:
-	/* queued_spin_lock: cmpxchg(val, 0, LOCKED); on failure the PV
-	 * slowpath starts at pv_queue with a fresh node (private until
-	 * xchg_tail publishes it) */
-	atomic {
+	atomic { /* step: fast-cas */
 		if
 		:: locked == 0 && pending == 0 && qtail == 0 -> locked = LOCKED; goto cs
-		:: else -> nlocked[me] = 0; nnext[me] = 0; nstate[me] = RUNNING
-		fi
-	}
-
-	/* queued_spin_trylock = pv_hybrid_queued_unfair_trylock: steal the
-	 * lock while the queue head is not spinning (pending clear) */
-	do
-	::
-		atomic { /* val = atomic_read(&lock->val) */
-			tr = (locked == 0 && pending == 0);
-			st = (qtail == 0 || pending == 1)
-		}
-		if
-		:: tr ->
-			/* cmpxchg(&lock->locked, 0, LOCKED) */
-			atomic {
-				tr = 0;
-				if
-				:: locked == 0 -> locked = LOCKED; st = 0; stolen = 1; goto cs
-				:: else -> skip
-				fi
-			}
-		:: else -> skip
-		fi;
-		if
-		:: st -> st = 0; break
-		:: else -> skip /* cpu_relax */
-		fi
-	od;
-
-	/* xchg_tail: queue our node; if there was a tail, link it with
-	 * WRITE_ONCE(prev->next, node). Only prev reads prev->next, and it
-	 * just waits for it, so the link joins the xchg in one step. */
-	atomic {
-		n = qtail;
-		qtail = me + 1;
-		if
-		:: n != 0 -> nnext[n - 1] = me + 1; o = 1
-		:: else -> o = 0
-		fi;
-		n = 0
-	}
-	if
-	:: o -> o = 0; pv_wait_node()
-	:: else -> skip
-	fi;
-
-	/* queue head */
-	pv_wait_head_or_lock();
-
-	/* locked: the claim */
-	atomic {
-		assert(locked == LOCKED); /* nobody can have set SLOW yet */
-		if
-		:: qtail == me + 1 -> qtail = 0; goto cs /* cmpxchg(val, LOCKED) */
 		:: else -> skip
 		fi
 	}
-	/* somebody queued behind us: set_locked() (a no-op, we hold the
-	 * lock), wait for next, make it the queue head */
-	atomic {
-		nnext[me] != 0 -> /* smp_cond_load_relaxed(&node->next, VAL) */
-		n = nnext[me] - 1;
-		nlocked[n] = 1 /* arch_mcs_spin_unlock_contended: store-release */
-	}
-	pv_kick_node(n);
-	n = 0;
+	steal();
+	queue();
 
 cs:
-	/* The critical section lasts until the unlock. Our node is dead from
-	 * here until the next slowpath initialises it (the predecessor that
-	 * may still look at it does so before it unlocks), so the model
-	 * clears it to keep stale values out of the state. */
+	/* Our node is dead until our next queue() resets it: clear it to keep
+	 * stale values out of the state (a kick may still reach our waiter). */
 	atomic {
 		assert(incs == 0);
 		incs++;
-		stolen = 0;
 		nlocked[me] = 0; nnext[me] = 0; nstate[me] = RUNNING
 	}
 progress_cs:
-	/* __pv_queued_spin_unlock: cmpxchg_release(&lock->locked, LOCKED, 0) */
-	atomic {
+	atomic { /* step: unlock-fast */
 		incs--;
 		if
-		:: locked == LOCKED -> locked = 0; goto unlocked
-		:: else -> assert(locked == SLOW) /* else WARN: corrupted */
+		:: locked == LOCKED && pending == 0 && qtail == 0 -> locked = 0; goto unlocked
+		:: else -> skip
 		fi
 	}
-	/* __pv_queued_spin_unlock_slowpath: unhash (BUG() if no entry),
-	 * release, then kick the vCPU of the node we found */
-	atomic {
-		assert(hlock == 1 && hnode != 0);
-		n = hnode - 1;
-		hlock = 0; hnode = 0
-	}
-	locked = 0; /* smp_store_release */
-	pv_kick(n);
-	n = 0;
+	unlock_pv();
 unlocked:
 	rounds++;
 	if
@@ -368,15 +464,6 @@ unlocked:
 	fi
 }
 
-/* No vCPU stays halted for ever (vCPU 0 stands for all by symmetry) --
- * unless the lock is stolen infinitely often. The hybrid trylock lets a
- * vCPU that keeps re-locking take the lock every time it is released while
- * the head is between spin rounds (pending clear, or set only after the
- * stealer read the word): under weak fairness alone the head can then
- * spin for ever and its successor stay halted (spin finds this cycle in
- * the kernel's protocol). That is starvation by an unfair lock, not a lost
- * wake-up, so runs with infinitely many steals are excluded. */
-ltl nohang { ([] <> stolen) || [] (halted[0] -> <> !halted[0]) }
-
-/* Every vCPU completes its ITER rounds (only meaningful with ITER > 0). */
+/* Every goroutine completes its ITER rounds (only meaningful with
+ * ITER > 0). Check with weak fairness: pan -a -f -N alldone. */
 ltl alldone { <> (finished == NCPU) }

@@ -31,13 +31,21 @@
  *     CAS(released, released &^ flag)        release and no ticket since
  *     else (or CAS failed) Kick(next)      kick(): token + FUTEX_WAKE
  *
- * Tickets are kept relative to the one being served: head is always 0,
- * qlen = tail - head, and tk[i] = vCPU i's ticket - head. Serving the next
- * ticket (Go: head += INC) decrements every live ticket instead of
- * incrementing head. This is the Go protocol up to renaming, with ticket
- * wrap-around left out: it is the subject of FuzzTicketWord, and the 32-bit
- * tickets only alias after 2^31 lockers. Keeping head at 0 quotients out the
- * rotation symmetry of the tickets and keeps the state space small.
+ * The lock word is the Go word with W-bit halves instead of 32-bit ones:
+ * head in the low W bits, tail (its LSB the slowpath flag) in the high W
+ * bits, INC = 2. W = 3 gives four tickets, enough for NCPU = 3 lockers, and
+ * head wraps every fourth release: the unlocker then adds INC - 2^W so that
+ * head's carry does not reach tail (Go: delta -= carry). Tickets are
+ * absolute, so a kick of the table's waiter for ticket t can reach a waiter
+ * of a later lap that holds t again, as in Go.
+ *
+ * The waking hint (Lock.waking): an unlocker that kicks stores next|1
+ * before Table.Kick and takes it back (CAS to 0) if the table had no
+ * waiter for next; a spinning waiter that sees waking == head|1 halts at
+ * once; the waiter that acquires retires a hint naming its ticket. The
+ * hint is only a hint (an early halt is a halt like any other), so what
+ * the model checks about it is that it does not outlive its use: when
+ * every vCPU has finished, the hint is 0.
  *
  * The model has no spurious wake-ups and no halt timeout: a waiter leaves a
  * halt only because it was kicked, so the liveness checks show that kicks
@@ -64,6 +72,11 @@
  *                   in between.
  *   MUT_NOEXPECT    FUTEX_WAIT without the expected value: a kick between the
  *                   CAS to sleeping and the futex call wakes nobody.
+ *   MUT_NOCARRY     the unlocker does not cancel head's carry when head
+ *                   wraps: the carry lands in tail (flag, then ticket).
+ *   MUT_WAKING_LATE the unlocker stores the waking hint after the kick: the
+ *                   kicked holder can acquire first, and the hint stays.
+ *   MUT_NO_RETIRE   the waiter that acquires does not retire the hint.
  *
  * Two reorderings look alike but are harmless, and must verify:
  *   ALT_ARM_BEFORE_RECHECK  publish, flag, arm, re-check: a kick that the
@@ -78,11 +91,20 @@
 #ifndef ITER
 #define ITER 0 /* lock/unlock rounds per vCPU; 0 = for ever */
 #endif
-#define NONE NCPU /* tk value of a vCPU that holds no ticket */
+#define NONE 255 /* tk value of a vCPU that holds no ticket */
 
-/* The lock word: tail - head, and the slowpath flag. */
-byte qlen;
-bit flag;
+#define W     3              /* bits of head and of tail */
+#define HMOD  8              /* 2^W */
+#define WMOD  64             /* 2^(2W): the word */
+#define INC   2
+#define HEAD  (word % HMOD)
+#define TAIL  (word / HMOD)  /* with the flag in its LSB */
+#define FLAG  ((word / HMOD) & 1)
+
+/* The lock word: tail << W | head. */
+byte word;
+/* Lock.waking: ticket|1 of a holder kicked awake, or 0. */
+byte waking;
 
 /* Per vCPU: its ticket while it waits or holds (NONE otherwise). */
 byte tk[NCPU] = NONE;
@@ -99,85 +121,41 @@ bit infutex[NCPU]; /* the thread is blocked in FUTEX_WAIT */
  * so each is one atomic step here. */
 bit pub[NCPU];
 
-/* Unlock in progress: fresh[i] while no other release followed vCPU i's. */
-bit fresh[NCPU];
-
 /* Observers. */
 byte incs;     /* vCPUs in the critical section */
 byte finished; /* vCPUs that did all their rounds */
 
-/* word.Add(INC) in Unlock: serve the next ticket. Returns the flag from the
- * same atomic step (nf). */
-inline release() {
-	atomic {
-		qlen--;
-		k = 0;
-		do
-		:: k < NCPU ->
-			if
-			:: k == me -> tk[k] = NONE; fresh[k] = 1
-			:: k != me && tk[k] != NONE -> tk[k]--; fresh[k] = 0
-			:: else -> fresh[k] = 0
-			fi;
-			k++
-		:: else -> break
-		od;
-		k = 0;
-#ifndef MUT_NOBARRIER
-		nf = flag
-#endif
-	}
+/* ---- kick/waiter.go ---- */
+
+/* Waiter.Arm */
+inline waiter_arm() {
+	wstate[me] = IDLE /* step: waiter-arm */
 }
 
-/* Table.Kick(l, next): find the waiter published under the ticket now
- * served; Waiter.Kick swaps in the token (sticky: it waits for a halt that
- * has not begun yet) and FUTEX_WAKEs the waiter if it was sleeping. If
- * another release followed ours, next was served already: its waiter has
- * withdrawn (a waiter always withdraws before it can take the lock), so
- * the Go lookup finds nobody and the model skips it. */
-inline kick() {
-	atomic {
-		k = 0;
-		do
-		:: fresh[me] && k < NCPU && !(pub[k] && tk[k] == 0) -> k++
-		:: else -> break
-		od;
-		if
-		:: fresh[me] && k < NCPU ->
-			if
-			:: wstate[k] == SLEEPING -> infutex[k] = 0 /* FUTEX_WAKE */
-			:: else -> skip /* early kick: the token waits */
-			fi;
-			wstate[k] = KICKED
-		:: else -> skip
-		fi;
-		k = 0
-	}
-}
-
-/* Waiter.Halt(0) with the futex backend, then Table.Withdraw.
+/* Waiter.Halt(0) with the futex backend.
  *
  * Go: CAS(state, idle, sleeping) -- failing means a token is already here --
  * then FUTEX_WAIT(&state, sleeping), which the kernel refuses (EAGAIN) when
  * a kicker has swapped in the token meanwhile. Thanks to the expected value
  * the CAS and the futex call act as one step (a kick between them ends like
  * a kick after the sleep began), so the good model merges them. Leaving the
- * halt consumes the token and withdraws; no one else can kick this ticket
- * in between, so that is one step as well. */
-inline halt() {
+ * halt consumes the token; the deferred Table.Withdraw of ticket's halt
+ * follows, and no one else can kick this ticket in between, so that is one
+ * step as well. */
+inline waiter_halt() {
 #ifdef MUT_NOEXPECT
-	atomic {
+	atomic { /* step: waiter-halt-cas */
 		if
 		:: wstate[me] == IDLE -> wstate[me] = SLEEPING; o = 1
 		:: else -> o = 0
 		fi
 	}
 	/* a FUTEX_WAIT that sleeps whatever the word holds by now */
-	atomic { infutex[me] = o; o = 0 }
+	atomic { infutex[me] = o; o = 0 } /* step: waiter-sleep */
 #else
-	atomic {
+	atomic { /* step: waiter-halt-cas */
 		if
-		:: wstate[me] == IDLE -> wstate[me] = SLEEPING; infutex[me] = 1
+		:: wstate[me] == IDLE -> wstate[me] = SLEEPING; infutex[me] = 1 /* step: waiter-sleep */
 		:: else -> skip /* token already here: do not sleep */
 		fi
 	}
@@ -190,133 +168,241 @@ inline halt() {
 	}
 }
 
+/* Waiter.Kick: swap in the token (sticky: it waits for a halt that has
+ * not begun yet) and FUTEX_WAKE the waiter if it was sleeping. */
+inline waiter_kick(k) {
+	if
+	:: wstate[k] == SLEEPING -> infutex[k] = 0 /* FUTEX_WAKE */
+	:: else -> skip /* early kick: the token waits */
+	fi;
+	wstate[k] = KICKED /* step: waiter-kick */
+}
+
+/* ---- ticket/lock.go ---- */
+
+/* Table.Kick(l, next): kick the waiter published under ticket next, if
+ * any; found reports whether there was one. */
+inline table_kick(t) {
+	atomic {
+		k = 0;
+		do
+		:: k < NCPU && !(pub[k] && tk[k] == t) -> k++
+		:: else -> break
+		od;
+		if
+		:: k < NCPU -> waiter_kick(k); found = 1
+		:: else -> found = 0
+		fi;
+		k = 0
+	}
+}
+
 active [NCPU] proctype vcpu() {
 	byte me = _pid;
 	byte k, o;   /* scratch */
-	byte ps;     /* Unlock: qlen in the snapshot prev */
-	bit pf, nf;  /* Unlock: flag in prev; flag returned by the release */
+	byte ps;     /* Unlock: the snapshot prev */
+	byte nx;     /* unlockSlow: the ticket now served */
+	bit nf;      /* Unlock: flag returned by the release */
+	bit found;   /* unlockSlow: Table.Kick found a waiter */
 	byte rounds;
 
 again:
 	/* Lock: take a ticket; the fast path tests the old word from the same
 	 * atomic add. */
-	atomic {
-		tk[me] = qlen;
-		qlen++;
-		assert(qlen <= NCPU);
+	atomic { /* step: take-ticket */
+		tk[me] = TAIL & ~1;
+		o = HEAD;
+		word = (word + INC * HMOD) % WMOD;
 		if
-		:: tk[me] == 0 -> goto cs
+		:: tk[me] == o -> o = 0; goto cs
+		:: else -> o = 0
+		fi
+	}
+	goto spin;
+
+unlock:
+	/* Unlock: prev := word.Load() */
+	atomic { /* step: unlock-snapshot */
+		incs--;
+		assert(tk[me] == HEAD && HEAD != (TAIL & ~1)); /* we hold it */
+		ps = word
+	}
+#ifdef MUT_NOBARRIER
+	/* a plain store of head: it is still in the store buffer when the
+	 * flag is loaded */
+	nf = FLAG;
+#endif
+	/* now := word.Add(delta): serve the next ticket, read the flag from
+	 * the same atomic step */
+	atomic {
+#ifdef MUT_NOCARRY
+		word = (word + INC) % WMOD; /* step: unlock-wrap */
+#else
+		if /* step: unlock-wrap */
+		:: (HEAD + INC) % HMOD == 0 -> word = (word + INC + WMOD - HMOD) % WMOD
+		:: else -> word = (word + INC) % WMOD
+		fi;
+#endif
+		tk[me] = NONE;
+#ifndef MUT_NOBARRIER
+		nf = FLAG /* step: unlock-release */
+#endif
+	}
+	if
+	:: nf -> goto unlockslow
+	:: else -> goto unlocked
+	fi;
+
+spin:
+	/* lockSlow: poll head; halt at once if the hint says the holder of
+	 * the ticket being served is only waking up */
+	do
+	:: atomic {
+		/* two loads, merged: a waking hint that changes between them
+		 * only decides whether this poll halts early, and a halt is
+		 * safe whenever it happens */
+		if /* step: poll-head */
+		:: HEAD == tk[me] -> goto acquired
+		:: else -> skip
+		fi;
+		if /* step: early-halt */
+		:: waking == (HEAD | 1) -> o = 1
+		:: else -> o = 0
+		fi
+	   }
+		if
+		:: o -> o = 0; break
+		:: else ->
+			if
+			:: skip  /* keep polling */
+			:: break /* spin threshold used up */
+			fi
+		fi
+	od;
+	goto halt;
+
+acquired:
+	/* acquired: retire a hint naming our ticket (load, then CAS) */
+#ifndef MUT_NO_RETIRE
+	atomic { /* step: retire-hint */
+		if
+		:: waking == (tk[me] | 1) -> waking = 0
 		:: else -> skip
 		fi
 	}
-spin:
-	do
-	:: tk[me] == 0 -> goto cs
-	:: tk[me] != 0 ->
-		if
-		:: skip  /* keep polling */
-		:: break /* spin threshold used up */
-		fi
-	od;
+#endif
+	goto cs;
 
-	/* halt(): publish -> flag (atomic RMW) -> re-check -> halt */
+halt:
+	/* halt(): arm, publish, flag (atomic RMW), re-check, halt */
 #if defined(MUT_KICKEARLY)
-	wstate[me] = IDLE;
-	flag = 1;
-	if
-	:: tk[me] == 0 -> goto cs
+	waiter_arm(); /* step: arm */
+	skip; /* step: publish */
+	word = word | HMOD; /* step: set-flag */
+	if /* step: recheck */
+	:: tk[me] == HEAD -> goto acquired
 	:: else -> skip
 	fi;
 	pub[me] = 1;
 #elif defined(MUT_ARMLATE)
-	pub[me] = 1;
-	flag = 1;
-	if
-	:: tk[me] == 0 -> atomic { pub[me] = 0; wstate[me] = IDLE } goto cs
+	pub[me] = 1; /* step: publish */
+	word = word | HMOD; /* step: set-flag */
+	if /* step: recheck */
+	:: tk[me] == HEAD -> atomic { pub[me] = 0; wstate[me] = IDLE } goto acquired
 	:: else -> skip
 	fi;
-	wstate[me] = IDLE;
+	waiter_arm(); /* step: arm */
 #elif defined(ALT_ARM_BEFORE_RECHECK)
-	pub[me] = 1;
-	flag = 1;
-	wstate[me] = IDLE;
-	if
-	:: tk[me] == 0 -> atomic { pub[me] = 0; wstate[me] = IDLE } goto cs
+	pub[me] = 1; /* step: publish */
+	word = word | HMOD; /* step: set-flag */
+	waiter_arm(); /* step: arm */
+	if /* step: recheck */
+	:: tk[me] == HEAD -> atomic { pub[me] = 0; wstate[me] = IDLE } goto acquired
 	:: else -> skip
 	fi;
 #elif defined(ALT_FLAG_FIRST)
-	flag = 1;
-	atomic { wstate[me] = IDLE; pub[me] = 1 }
-	if
-	:: tk[me] == 0 -> atomic { pub[me] = 0; wstate[me] = IDLE } goto cs
+	word = word | HMOD; /* step: set-flag */
+	atomic { waiter_arm(); pub[me] = 1 } /* step: arm */ /* step: publish */
+	if /* step: recheck */
+	:: tk[me] == HEAD -> atomic { pub[me] = 0; wstate[me] = IDLE } goto acquired
 	:: else -> skip
 	fi;
 #else
 	/* Arm, then Publish: nobody reads wstate[me] before it is published */
-	atomic { wstate[me] = IDLE; pub[me] = 1 }
+	atomic {
+		waiter_arm(); /* step: arm */
+		pub[me] = 1 /* step: publish */
+	}
 	/* word.Or(flagBit), an atomic RMW: with the unlocker's atomic add,
 	 * either its flag test sees this flag or our re-check sees its head */
-	flag = 1;
-	if
-	:: tk[me] == 0 ->
-		/* pickup: withdraw. A token a kick left here is dead (the next
-		 * Arm clears it; no kicker looks at an unpublished waiter), so
-		 * the model clears it now. */
+	word = word | HMOD; /* step: set-flag */
+	if /* step: recheck */
+	:: tk[me] == HEAD ->
+		/* pickup: the deferred withdraw. A token a kick left here is
+		 * dead (the next Arm clears it; no kicker looks at an
+		 * unpublished waiter), so the model clears it now. */
 		atomic { pub[me] = 0; wstate[me] = IDLE }
-		goto cs
+		goto acquired
 	:: else -> skip
 	fi;
 #endif
-	halt();
+	waiter_halt(); /* step: halt */
 	goto spin; /* whatever woke us, poll again; never assume the lock */
+
+unlockslow:
+	/* unlockSlow(prev): next is prev's head + INC; nobody queued in prev
+	 * iff prev's tail is next. */
+	nx = (ps % HMOD + INC) % HMOD;
+#ifdef MUT_BLINDCLEAR
+	if
+	:: ((ps / HMOD) & ~1) == nx -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
+	:: else -> skip
+	fi;
+#else
+	atomic { /* step: clear-cas */
+		if
+		:: ((ps / HMOD) & ~1) == nx && word == (ps / HMOD) * HMOD + nx ->
+			word = word & ~HMOD; goto unlocked
+		:: else -> skip
+		fi
+	}
+#endif
+#ifdef MUT_WAKING_LATE
+	table_kick(nx); /* step: table-kick */
+	waking = nx | 1; /* step: waking-set */
+#else
+	waking = nx | 1; /* step: waking-set */
+	table_kick(nx); /* step: table-kick */
+#endif
+	atomic { /* step: waking-undo */
+		if
+		:: !found && waking == (nx | 1) -> waking = 0
+		:: else -> skip
+		fi;
+		found = 0
+	}
+
+unlocked:
+	atomic { ps = 0; nx = 0; nf = 0 }
+	rounds++;
+	if
+	:: ITER > 0 && rounds == ITER ->
+		atomic {
+			finished++;
+			/* the hint does not outlive its use */
+			assert(finished < NCPU || waking == 0)
+		}
+	:: else -> rounds = (ITER > 0 -> rounds : 0); goto again
+	fi;
+	goto end;
 
 cs:
 	/* The critical section lasts until Unlock starts. */
 	atomic { assert(incs == 0); incs++ }
 progress_cs:
-	/* Unlock: prev := word.Load() */
-	atomic {
-		incs--;
-		assert(tk[me] == 0 && qlen > 0); /* we hold it */
-		ps = qlen;
-		pf = flag
-	}
-#ifdef MUT_NOBARRIER
-	/* a plain store of head: it is still in the store buffer when the
-	 * flag is loaded */
-	nf = flag;
-#endif
-	release();
-	if
-	:: nf ->
-		/* unlockSlow(prev): nobody queued in prev iff prev's tail is
-		 * the ticket now served (ps == 1). */
-		if
-		:: ps == 1 ->
-#ifdef MUT_BLINDCLEAR
-			flag = 0;
-			goto unlocked;
-#else
-			/* CAS(released, released &^ flag) */
-			atomic {
-				if
-				:: fresh[me] && qlen == 0 && flag == pf -> flag = 0; goto unlocked
-				:: else -> skip
-				fi
-			}
-#endif
-		:: else -> skip
-		fi;
-		kick()
-	:: else -> skip
-	fi;
-unlocked:
-	atomic { fresh[me] = 0; ps = 0; pf = 0; nf = 0 }
-	rounds++;
-	if
-	:: ITER > 0 && rounds == ITER -> finished++
-	:: else -> rounds = (ITER > 0 -> rounds : 0); goto again
-	fi
+	goto unlock;
+end:
+	skip
 }
 
 /* No waiter sleeps for ever: whenever vCPU 0 is in FUTEX_WAIT, it later

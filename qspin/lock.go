@@ -93,6 +93,7 @@ func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }
 
 // Lock acquires the lock, waiting as its variant does.
 func (l *Lock) Lock() {
+	// step: fast-cas
 	if l.word.CompareAndSwap(0, lockedVal) {
 		return
 	}
@@ -126,6 +127,7 @@ func (l *Lock) Unlock() {
 }
 
 func (l *Lock) release() {
+	// step: unlock-fast
 	if l.word.CompareAndSwap(lockedVal, 0) {
 		return // nobody waits and the lock is not SLOW
 	}

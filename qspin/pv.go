@@ -20,6 +20,7 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 		early := false
 		canHalt := pvlock.PVSpin()
 		for sp := l.spinner(canHalt); ; {
+			// step: node-spin
 			if n.locked.Load() != 0 {
 				sp.Acquired()
 				return
@@ -36,12 +37,15 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 		if !canHalt {
 			continue
 		}
+		// step: node-arm
 		l.arm(n, w)
 		// Lost wakeup, non-head: we store HALTED, then load locked; the
 		// holder stores locked, then CASes HALTED -> HASHED. Both are
 		// sequentially consistent, so either we see locked and do not
 		// halt, or the holder sees HALTED and arranges our kick at unlock.
+		// step: node-halted
 		n.state.Store(stateHalted)
+		// step: node-recheck
 		if n.locked.Load() == 0 {
 			l.count(w.Slot, evWaitNode)
 			if early {
@@ -49,12 +53,14 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 			}
 			// pv_wait(&n.state, HALTED): the holder changes the state
 			// before the unlocker kicks, and we armed before this check.
+			// step: node-state-check
 			if n.state.Load() == stateHalted {
 				l.halt(n, w)
 			}
 		}
 		// Back to running, unless the holder hashed us: then the unlocker
 		// will kick us, and as queue head we must not hash ourselves too.
+		// step: node-running
 		n.state.CompareAndSwap(stateHalted, stateRunning)
 		if n.locked.Load() == 0 {
 			l.count(w.Slot, evSpurious)
@@ -69,13 +75,16 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 func (l *Lock) pvKickNode(next *qnode) {
 	// Lost wakeup, non-head: this CAS follows our store of next.locked
 	// (see pvWaitNode); it fails if next is running and will see locked.
+	// step: kicknode-cas
 	if !next.state.CompareAndSwap(stateHalted, stateHashed) {
 		return
 	}
+	// step: kicknode-hash
 	hops := table().hash(l.key(), next.id)
 	// Hash before SLOW: whoever unlocks (possibly another goroutine)
 	// finds the entry once it sees SLOW. We hold the lock, so locked is
 	// 1 and Or turns it into 3 without touching pending or tail.
+	// step: kicknode-slow
 	l.word.Or(slowVal)
 	l.stats().Add(-1, evHashHops, uint64(hops))
 }
@@ -88,12 +97,16 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 	// pv_kick_node hashed us already: the lock is (or is about to be)
 	// SLOW and the unlocker will kick us; hashing again would make a
 	// second entry for the lock.
+	// step: head-hashed
 	hashed := n.state.Load() == stateHashed
 	for {
+		// step: head-running
+		// step: head-pending
 		n.state.Store(stateRunning) // for our successor's wait-early check
 		l.word.Or(pendingVal)       // we spin: stealing is off
 		for {
 			for sp := l.spinner(pvlock.PVSpin()); ; {
+				// step: head-trylock
 				if l.trylockClearPending() {
 					sp.Acquired()
 					return l.word.Load() | lockedVal
@@ -107,34 +120,42 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 			// lock stolen between the kick and our pending is not SLOW and
 			// there is nothing to halt on: keep spinning, with pending
 			// still set so that no one else steals meanwhile.
+			// step: head-wait-again
 			if !hashed || l.word.Load()&lockedMask == slowVal {
 				break
 			}
 			l.count(w.Slot, evWaitAgain)
 		}
+		// step: head-clear-pending
 		l.word.And(^pendingVal)
 		if !pvlock.PVSpin() {
 			continue
 		}
+		// step: head-arm
 		l.arm(n, w)
 		if !hashed {
 			hashed = true
+			// step: head-hash
 			hops := table().hash(l.key(), n.id)
 			l.stats().Add(w.Slot, evHashHops, uint64(hops))
 			// Lost wakeup, head: the entry is written before this CAS
 			// sets SLOW, and the unlocker reads the entry only after its
 			// own CAS saw SLOW. If the lock is free instead, take it:
 			// we never halt on a lock nobody holds.
+			// step: head-lock-or-slow
 			if l.lockOrMarkSlow() {
+				// step: head-unhash
 				table().unhash(l.key())
 				return l.word.Load()
 			}
 		}
+		// step: head-mark-hashed
 		n.state.Store(stateHashed) // successors may halt early
 		l.count(w.Slot, evWaitHead)
 		// pv_wait(&lock->locked, SLOW): the unlocker releases before it
 		// kicks, and we armed before this check.
 		faults.Inject(faults.QspinHashHalt) // widens the hash/SLOW-to-halt window in fault builds
+		// step: head-recheck
 		if l.word.Load()&lockedMask == slowVal {
 			l.halt(n, w)
 		}
@@ -181,6 +202,7 @@ func (l *Lock) unlockPV() {
 			// Lost wakeup, head: release by CAS on the whole word, never
 			// by a blind store or And, so that a head that marks the lock
 			// SLOW after our load makes this CAS fail and we see SLOW.
+			// step: unlock-cas
 			if l.word.CompareAndSwap(v, v&^lockedMask) {
 				return
 			}
@@ -197,7 +219,9 @@ func (l *Lock) unlockPV() {
 // released before its hash entry is removed, so a lock has at most one
 // entry.
 func (l *Lock) unlockSlow() {
+	// step: unlock-unhash
 	n := nodeAt(table().unhash(l.key()))
+	// step: unlock-release
 	l.word.And(^lockedMask)
 	// From here the lock may be taken, released or even garbage: touch
 	// only the node (kept alive forever). If its owner has moved on, the
@@ -205,6 +229,7 @@ func (l *Lock) unlockSlow() {
 	w := n.waiter.Load()
 	t := now()
 	n.kickTime.Store(t)
+	// step: unlock-kick
 	if _, asleep := w.KickWaking(); asleep {
 		// The queue head sleeps: if it shares our CPU, make way for it.
 		pvlock.YieldTo(w)

@@ -18,8 +18,10 @@ func (l *Lock) lockNative() {
 	val := l.word.Load()
 	// 0,1,0: the pending owner is about to take the lock; give it a
 	// moment rather than queue behind a hand-over that is almost done.
-	for cnt := pendingLoops; val == pendingVal && cnt > 0; cnt-- {
-		relax.Pause(1)
+	// The wait is bounded by pendingLoops pauses; it pauses as every
+	// other spin loop does (spinPause).
+	for i := uint32(1); val == pendingVal && i <= pendingLoops; i++ {
+		spinPause(i)
 		val = l.word.Load()
 	}
 	if val&^lockedMask == 0 {
@@ -65,6 +67,7 @@ func (l *Lock) lockPV() {
 func (l *Lock) steal() bool {
 	for sp := l.spinner(true); ; {
 		v := l.word.Load()
+		// step: steal
 		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
 			// Not sp.Acquired: a steal that succeeds says the lock is
 			// often free, not that queued waiters should spin longer.
@@ -97,6 +100,7 @@ func (l *Lock) queue() {
 	n.next.Store(nil)
 	n.state.Store(stateRunning)
 	// The lock may have been released while we fetched the node.
+	// step: node-trylock
 	if l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal) {
 		putNode(n)
 		return
@@ -110,12 +114,14 @@ func (l *Lock) queue() {
 	var old uint32
 	for {
 		old = l.word.Load()
+		// step: xchg-tail
 		if l.word.CompareAndSwap(old, old&lockedPendingMask|tail) {
 			break
 		}
 	}
 	if old&tailMask != 0 {
 		prev := nodeAt(decodeTail(old))
+		// step: link-prev
 		prev.next.Store(n)
 		if pv {
 			l.pvWaitNode(n, prev, w)
@@ -149,6 +155,7 @@ func (l *Lock) queue() {
 func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 	if val&tailMask == tail {
 		// We are the last node: n,0,0 -> 0,0,1 (PV: n,0,1 -> 0,0,1).
+		// step: claim-last
 		if l.word.CompareAndSwap(val, lockedVal) {
 			return
 		}
@@ -159,10 +166,12 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 		l.word.Or(lockedVal) // set_locked: nobody else may take it now
 	}
 	next := n.next.Load()
-	for next == nil {
-		relax.Pause(1)
+	// step: wait-next
+	for i := uint32(1); next == nil; i++ {
+		spinPause(i) // a preemption point every SpinPollEvery polls
 		next = n.next.Load()
 	}
+	// step: hand-head
 	next.locked.Store(1) // arch_mcs_spin_unlock_contended: next is queue head
 	if pv {
 		l.pvKickNode(next)
@@ -202,7 +211,11 @@ func (l *Lock) count(slot, ev int) {
 // spinPause is one iteration's pause of a spin loop that may run long (i
 // counts its iterations from 1): a CPU relax, and every
 // pvlock.SpinPollEvery iterations an acknowledgement of cross-vCPU calls,
-// so that a vCPU spinning here never holds up a pvlock.Shootdown.
+// so that a vCPU spinning here never holds up a pvlock.Shootdown. That
+// call is also the loop's preemption point: relax.Pause is assembly, which
+// the runtime cannot preempt asynchronously, so a loop of bare pauses
+// holds its P (and a stop-the-world) until a signal happens to land
+// between two pauses.
 func spinPause(i uint32) {
 	if i%pvlock.SpinPollEvery == 0 {
 		pvlock.PollCurrent()

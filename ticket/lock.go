@@ -83,6 +83,7 @@ func (l *Lock) stats() *pvlock.LockStats {
 // Lock takes a ticket and waits until it is served.
 func (l *Lock) Lock() {
 	inc, mask := l.inc()
+	// step: take-ticket
 	old := l.word.Add(uint64(inc)<<tailShift) - uint64(inc)<<tailShift
 	head, tail := split(old)
 	if head == tail&mask {
@@ -109,18 +110,21 @@ func (l *Lock) TryLock() bool {
 // goroutine may lock it and another unlock it.
 func (l *Lock) Unlock() {
 	inc, mask := l.inc()
+	// step: unlock-snapshot
 	prev := l.word.Load() // the snapshot the slow path clears the flag against
 	head, tail := split(prev)
 	if head == tail&mask {
 		panic("ticket: unlock of unlocked lock")
 	}
 	delta := uint64(inc)
+	// step: unlock-wrap
 	if head+inc == 0 {
 		delta -= carry // head wraps: cancel the carry into tail
 	}
 	// The release is an atomic add, a full barrier: the flag we test comes
 	// from the same atomic step, so a waiter that sets the flag after it
 	// is guaranteed to see our new head in its re-check instead.
+	// step: unlock-release
 	now := l.word.Add(delta)
 	if now&flagBit != 0 && l.mode == modePV {
 		l.unlockSlow(prev, inc)
@@ -182,12 +186,14 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 		// threshold; otherwise the spin adapts to the CPU's load.
 		fixed := l.threshold != 0 || !canHalt
 		for sp := pvlock.NewSpinner(l.spinThreshold(), fixed); ; {
+			// step: poll-head
 			head := uint32(l.word.Load())
 			if head == ticket {
 				sp.Acquired()
 				l.acquired(ticket, st)
 				return
 			}
+			// step: early-halt
 			if canHalt && !sp.Aware() && l.waking.Load() == head|1 {
 				// The ticket being served belongs to a waiter that was
 				// halted and has only been kicked: it is not running yet,
@@ -216,6 +222,7 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 // run), so that later arrivals spin again instead of halting at once
 // behind a holder that is no longer waking.
 func (l *Lock) acquired(ticket uint32, st *pvlock.LockStats) {
+	// step: retire-hint
 	if l.waking.Load() == ticket|1 {
 		l.waking.CompareAndSwap(ticket|1, 0)
 	}
@@ -233,7 +240,9 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	slot := w.Slot
 	// Arm before publishing, so that a kick sent once we are published
 	// cannot be erased by arming.
+	// step: arm
 	w.Arm()
+	// step: publish
 	waiters.Publish(w, l.key(), uint64(ticket))
 	// Withdraw on every way out, a panicking halt hook (a cross-vCPU call's
 	// handler run on the way into or out of the halt) included: the table
@@ -244,14 +253,17 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	// Atomic RMW, then re-check: with the unlocker's atomic release add,
 	// either its flag test sees this flag (and kicks us) or our re-check
 	// sees its new head. A plain store here could let both miss.
+	// step: set-flag
 	l.word.Or(flagBit)
 	faults.Inject(faults.TicketFlagRecheck)
+	// step: recheck
 	if uint32(l.word.Load()) == ticket {
 		st.Inc(slot, evPickup)
 		return true
 	}
 	st.Inc(slot, evHalts)
 	start := time.Now()
+	// step: halt
 	res := w.Halt(pvlock.HaltTimeout())
 	st.ObserveBlocked(slot, uint64(time.Since(start)))
 	switch res {
@@ -281,6 +293,7 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	if tail&^1 == next {
 		// Nobody queued when we snapshotted: clear the flag if the word
 		// is still exactly that (flag set, no new ticket taken).
+		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
 			return
 		}
@@ -294,9 +307,12 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// acquired cannot come first and leave it stale; if the holder was not
 	// asleep (it was polling, or had not halted yet) it runs already, and
 	// the hint is taken back at once.
+	// step: waking-set
 	l.waking.Store(next | 1)
+	// step: table-kick
 	w, asleep, _ := waiters.KickWaiter(l.key(), uint64(next))
 	if !asleep {
+		// step: waking-undo
 		l.waking.CompareAndSwap(next|1, 0)
 	}
 	if w != nil {
@@ -313,4 +329,3 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
-
