@@ -25,13 +25,16 @@ import (
 //	who      when                                   runnable
 //	owner    thread starts / stops its work          +1 / -1  (Enter, Leave)
 //	waiter   idle -> polling or sleeping (Halt)      -1
-//	kicker   polling or sleeping -> kicked (Kick)    +1, before the wake-up
+//	kicker   polling or sleeping -> kicked (Kick)    +1, before the swap
+//	kicker   any other state -> kicked               +1 before, -1 after
 //	waiter   sleeping -> idle without a kick         +1
 //
 // Every -1 of a halt is matched by exactly one +1: the kicker's, if its swap
 // found the waiter polling or asleep, else the waiter's own. The kicker
-// puts its target back before waking it, so that a sibling polling on the
-// target's CPU stops at once and leaves the CPU to the vCPU being woken.
+// puts its target back before its swap can release it, so that a sibling
+// polling on the target's CPU stops at once and leaves the CPU to the vCPU
+// being woken, and a running waiter always finds itself counted; the count
+// may briefly run one high, never low.
 
 // Domain is a set of physical CPUs whose pinned waiters may halt-poll only
 // while one of the CPUs would otherwise idle. pvlock gives every CPU its

@@ -356,18 +356,25 @@ func (w *Waiter) KickWaking() (delivered, asleep bool) { return w.kick() }
 
 func (w *Waiter) kick() (delivered, asleep bool) {
 	// step: waiter-kick
+	// Put the waiter back among its domain's runnable waiters before the
+	// token can wake it, so that a sibling polling on its CPU gives way
+	// now, and so that the waiter, once it runs, never finds itself
+	// uncounted. Whether it was halted is known only from the swap, so the
+	// count is raised first and lowered again if it was not: for a moment
+	// it may count one waiter too many, which only makes a poller give up
+	// early, never one too few.
+	d := w.domain.Load()
+	if d != nil {
+		d.runnable.Add(1)
+	}
 	old := atomic.SwapUint32(&w.state, stateKicked)
+	if d != nil && old != stateSleeping && old != statePolling {
+		d.runnable.Add(-1) // not halted: it counts itself
+	}
 	if old == stateKicked {
 		return false, false
 	}
 	w.kicks.Add(1)
-	if old == stateSleeping || old == statePolling {
-		// Put the waiter back among its domain's runnable waiters before
-		// it wakes, so that a sibling polling on its CPU gives way now.
-		if d := w.domain.Load(); d != nil {
-			d.runnable.Add(1)
-		}
-	}
 	if old == stateSleeping {
 		// Only a sleeper needs the expensive wake; an idle or polling
 		// waiter will find the token in its state word.

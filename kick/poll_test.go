@@ -1,0 +1,145 @@
+package kick
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestDomainCountBalances halts, kicks and times out futex waiters of one
+// domain at random, with polling on, and checks the runnable count the
+// halt-polling decisions rest on: every waiter's halt takes it out, and
+// exactly one of its kicker or itself puts it back, so once every waiter
+// has stopped the count is exactly zero again.
+func TestDomainCountBalances(t *testing.T) {
+	max, adaptive := HaltPoll()
+	defer SetHaltPoll(max, adaptive)
+	SetHaltPoll(50*time.Microsecond, false)
+	const n, rounds = 4, 300
+	d := NewDomain(1)
+	ws := make([]*Waiter, n)
+	for i := range ws {
+		ws[i] = NewWaiter(Futex)
+		ws[i].SetDomain(d)
+	}
+	stop := make(chan struct{})
+	var kicker sync.WaitGroup
+	kicker.Add(1)
+	go func() { // kicks at random, halted or not
+		defer kicker.Done()
+		r := rand.New(rand.NewPCG(1, 2))
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ws[r.IntN(n)].Kick()
+			time.Sleep(time.Duration(r.IntN(50)) * time.Microsecond)
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			d.Enter()
+			defer d.Leave()
+			r := rand.New(rand.NewPCG(uint64(i), 3))
+			for range rounds {
+				w.Arm()
+				w.Halt(time.Duration(r.IntN(200)+1) * time.Microsecond)
+				// The kicker may count one waiter too many for a moment.
+				if c := d.Runnable(); c < 1 || c > n+1 {
+					t.Errorf("a running waiter sees %d runnable waiters in its domain of %d", c, n)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	kicker.Wait()
+	if c := d.Runnable(); c != 0 {
+		t.Fatalf("after every waiter left, the domain counts %d runnable waiters, want 0", c)
+	}
+	var polls, ok uint64
+	for _, w := range ws {
+		c := w.Counters()
+		polls += c.PollsAttempted
+		ok += c.PollsSuccessful
+	}
+	if polls == 0 {
+		t.Fatal("no waiter ever halt-polled")
+	}
+	t.Logf("%d polls, %d caught their kick", polls, ok)
+}
+
+// TestPollStopsForSibling checks that a polling waiter gives its CPU up as
+// soon as a sibling of its domain is kicked: its poll is cut short (an
+// invalid poll) long before its window ends.
+func TestPollStopsForSibling(t *testing.T) {
+	max, adaptive := HaltPoll()
+	defer SetHaltPoll(max, adaptive)
+	const window = 2 * time.Second
+	SetHaltPoll(window, false)
+	d := NewDomain(1)
+	poller, sleeper := NewWaiter(Futex), NewWaiter(Futex)
+	poller.SetDomain(d)
+	sleeper.SetDomain(d)
+	d.Enter()
+	d.Enter()
+	var wg sync.WaitGroup
+	// The kicked sleeper stays runnable (counted in the domain) until the
+	// test is done: the poller may be off its CPU when the kick lands, and
+	// must find the sibling runnable whenever it polls next.
+	leave := make(chan struct{})
+	halt := func(w *Waiter) {
+		defer wg.Done()
+		defer d.Leave()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		w.Arm()
+		if r := w.Halt(10 * time.Second); r != Kicked {
+			t.Errorf("halt returned %v, want kicked", r)
+		}
+		<-leave
+	}
+	wg.Add(1)
+	go halt(sleeper) // halts while the poller runs: it sleeps at once
+	waitUntil(t, func() bool { return d.Runnable() == 1 && sleeper.Counters().Halts == 1 })
+	wg.Add(1)
+	go halt(poller) // the last to halt: its CPU would idle, so it polls
+	waitUntil(t, func() bool { return poller.Counters().PollsAttempted == 1 })
+	if c := sleeper.Counters(); c.PollsAttempted != 0 {
+		t.Fatalf("the first waiter polled although a sibling was runnable (%d polls)", c.PollsAttempted)
+	}
+	kicked := time.Now()
+	sleeper.Kick()
+	waitUntil(t, func() bool { return poller.Counters().PollsInvalid == 1 })
+	stopped := time.Since(kicked)
+	poller.Kick()
+	close(leave)
+	wg.Wait()
+	c := poller.Counters()
+	if c.PollsSuccessful != 0 || c.PollFailNanos >= uint64(window/2) {
+		t.Fatalf("the poll was not cut short: %d successful, %v polled of a %v window",
+			c.PollsSuccessful, time.Duration(c.PollFailNanos), window)
+	}
+	t.Logf("the poller stopped %v after its sibling's kick, having polled %v", stopped, time.Duration(c.PollFailNanos))
+}
+
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 10s")
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
