@@ -143,3 +143,34 @@ func waitUntil(t *testing.T, cond func() bool) {
 		time.Sleep(100 * time.Microsecond)
 	}
 }
+
+// TestAdaptGrowShrink checks the window rules, KVM's: keep after a poll
+// that caught its kick, grow (from PollGrowStart, doubling, capped at the
+// ceiling) when the kick came after the window but within the ceiling,
+// shrink (halving, to zero below PollGrowStart) when it came later still.
+func TestAdaptGrowShrink(t *testing.T) {
+	max, adaptive := HaltPoll()
+	defer SetHaltPoll(max, adaptive)
+	SetHaltPoll(100*time.Microsecond, true)
+	us := func(n int64) int64 { return n * int64(time.Microsecond) }
+	for _, c := range []struct {
+		window, blocked, want int64
+	}{
+		{0, us(5), us(10)},         // first opening: grow_start
+		{us(10), us(5), us(10)},    // caught: keep
+		{us(10), us(15), us(20)},   // just missed: double
+		{us(80), us(90), us(100)},  // capped at the ceiling
+		{us(100), us(500), us(50)}, // beyond the ceiling: halve
+		{us(15), us(500), 0},       // below grow_start: off
+		{us(40), us(100), us(80)},  // exactly the ceiling still grows
+		{us(100), us(101), us(50)}, // just beyond it shrinks
+	} {
+		w := NewWaiter(Futex)
+		w.pollNs.Store(c.window)
+		w.adapt(c.window, c.blocked)
+		if got := w.pollNs.Load(); got != c.want {
+			t.Errorf("window %v, blocked %v: next window %v, want %v",
+				time.Duration(c.window), time.Duration(c.blocked), time.Duration(got), time.Duration(c.want))
+		}
+	}
+}
