@@ -23,6 +23,11 @@
 // between them automatically, so the locks built on this package work from
 // any goroutine.
 //
+// A futex Waiter with a Domain halt-polls before it sleeps, as KVM's
+// halt_poll_ns does: it polls its own word for an adaptive window, but only
+// while no other waiter homed on its CPUs is runnable, so that polling
+// never takes a CPU that someone else wants (see SetHaltPoll and Domain).
+//
 // Table maps (lock, tag) keys to published waiters so that an unlocker can
 // kick exactly the waiter that holds the next ticket, or the queue head that
 // hashed itself, instead of broadcasting.

@@ -3,7 +3,8 @@
 // sched_setaffinity onto a chosen set of physical CPUs), so that running
 // more vCPUs than CPUs overcommits the machine for real and the Linux
 // scheduler plays the hypervisor. It also holds the policy shared by the
-// locks (PV on or off, spin threshold, halt watchdog) and their statistics.
+// locks (PV on or off, spin threshold, the waiting policy, halt watchdog)
+// and their statistics.
 //
 // A VM of 4 vCPUs on every CPU this process may use, each vCPU running a
 // workload until the context ends:
@@ -40,6 +41,19 @@
 // unlocks it: when the workload returns, the goroutine exits while locked
 // and the Go runtime terminates the pinned thread, so no pinned thread ever
 // goes back to run unrelated goroutines.
+//
+// # The waiting policy
+//
+// PV lock waiters on vCPUs decide how to wait from what the runtime knows:
+// which vCPUs share a physical CPU and which of them are halted (a
+// kick.Domain per CPU, or per CPU set for PinFloat VMs). A waiter spins
+// while its CPU has nothing else to run, and gives way after a short,
+// per-vCPU adaptive window once a sibling vCPU is runnable (Spinner). A
+// halting vCPU halt-polls while its CPU would otherwise idle (SetHaltPoll,
+// KVM's halt_poll_ns). A vCPU that kicks a sleeping waiter homed on its own
+// CPU yields to it (SetDirectedYield). Locks with stealing spin only
+// briefly (ShortSpin), as sync.Mutex does. Goroutines that are not vCPUs
+// spin for the lock's threshold and park; they never halt-poll.
 //
 // # Cross-vCPU calls and lock-break
 //
