@@ -18,6 +18,12 @@ var bound [bindShards]struct {
 	m  atomic.Pointer[map[int]*Waiter]
 }
 
+// nbound counts the bound waiters. While it is 0, as in a program that
+// uses the locks only from ordinary goroutines, Current answers without
+// the gettid system call, so that parking a goroutine and a spin loop's
+// periodic pvlock.PollCurrent cost no system call.
+var nbound atomic.Int64
+
 // Bind attaches w to the calling OS thread, so that Get on this thread
 // returns w. The caller must have locked its goroutine to the thread with
 // runtime.LockOSThread and must call Unbind before the goroutine unlocks or
@@ -40,6 +46,7 @@ func Bind(w *Waiter) error {
 		}
 	}
 	m[tid] = w
+	nbound.Add(1) // before the store: a Current that sees w sees it counted
 	s.m.Store(&m)
 	return nil
 }
@@ -64,6 +71,7 @@ func Unbind() {
 		}
 	}
 	s.m.Store(&m)
+	nbound.Add(-1)
 }
 
 func mapLen(m *map[int]*Waiter) int {
@@ -74,8 +82,12 @@ func mapLen(m *map[int]*Waiter) int {
 }
 
 // Current returns the waiter bound to the calling thread, or nil. It costs
-// one gettid system call.
+// one gettid system call, or nothing while no waiter is bound at all. A
+// thread that called Bind sees its own binding: Bind counted it first.
 func Current() *Waiter {
+	if nbound.Load() == 0 {
+		return nil
+	}
 	tid := unix.Gettid()
 	m := bound[tid%bindShards].m.Load()
 	if m == nil {
