@@ -35,6 +35,12 @@ func self() uintptr {
 // their low bits are dropped.
 func shard(key uintptr) uintptr { return (key ^ key>>9) % bindShards }
 
+// nbound counts the bound waiters. While it is 0, as in a program that
+// uses the locks only from ordinary goroutines, Current answers without
+// the gettid system call, so that parking a goroutine and a spin loop's
+// periodic pvlock.PollCurrent cost no system call.
+var nbound atomic.Int64
+
 // Bind attaches w to the calling OS thread, so that Get on this thread
 // returns w. The caller must have locked its goroutine to the thread with
 // runtime.LockOSThread and must call Unbind before the goroutine unlocks or
@@ -57,6 +63,7 @@ func Bind(w *Waiter) error {
 		}
 	}
 	m[tid] = w
+	nbound.Add(1) // before the store: a Current that sees w sees it counted
 	s.m.Store(&m)
 	return nil
 }
@@ -81,6 +88,7 @@ func Unbind() {
 		}
 	}
 	s.m.Store(&m)
+	nbound.Add(-1)
 }
 
 func mapLen(m *map[uintptr]*Waiter) int {
@@ -92,8 +100,12 @@ func mapLen(m *map[uintptr]*Waiter) int {
 
 // Current returns the waiter bound to the calling thread, or nil. It costs
 // a map lookup (on platforms without internal/curg, a gettid system call
-// too).
+// too), or nothing while no waiter is bound at all. A thread that called
+// Bind sees its own binding: Bind counted it first.
 func Current() *Waiter {
+	if nbound.Load() == 0 {
+		return nil
+	}
 	tid := self()
 	m := bound[shard(tid)].m.Load()
 	if m == nil {

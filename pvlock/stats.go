@@ -26,7 +26,10 @@ func HistBucket(ns uint64) int {
 
 // Stripes of slots used by callers that are not vCPUs (and by fast paths
 // that do not know which vCPU they run on).
-const stripes = 16
+const (
+	stripeBits = 4
+	stripes    = 1 << stripeBits
+)
 
 // slots per chunk of a LockStats; chunks are allocated when first touched.
 const chunkSlots = 64
@@ -120,10 +123,21 @@ func (s *LockStats) Inc(slot, ev int) { s.slotWords(slot)[ev].Add(1) }
 
 // IncHint adds one to event ev in the stripe chosen by hint. Fast paths
 // that do not know their vCPU use it with a value that differs between
-// consecutive callers (a ticket number, say), which spreads them over the
-// stripes without the cost of a random number.
-func (s *LockStats) IncHint(hint uint32, ev int) {
-	s.stripe[int(hint%stripes)*s.stride+ev].Add(1)
+// consecutive callers (a ticket number, a lock's address), which spreads
+// them over the stripes without the cost of a random number.
+func (s *LockStats) IncHint(hint uint32, ev int) { s.AddHint(hint, ev, 1) }
+
+// AddHint adds n to event ev in the stripe chosen by hint, as IncHint
+// does. Every bit of hint counts: hints that differ only in high bits, or
+// that are all even, still land on different stripes.
+func (s *LockStats) AddHint(hint uint32, ev int, n uint64) {
+	s.stripe[stripeOf(hint)*s.stride+ev].Add(n)
+}
+
+// stripeOf maps a hint to a stripe with a multiplicative (Fibonacci) hash,
+// whose top bits depend on all bits of the hint.
+func stripeOf(hint uint32) int {
+	return int((hint * 0x9e3779b9) >> (32 - stripeBits))
 }
 
 // StripeHint returns a value for IncHint that is cheap to compute and

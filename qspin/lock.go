@@ -11,8 +11,12 @@ import (
 // Lock is a queued spinlock. The zero value is an unlocked PV lock with
 // lock stealing. A Lock must not be copied after first use.
 type Lock struct {
-	_         noCopy
-	word      atomic.Uint32
+	_    noCopy
+	word atomic.Uint32
+	// releases counts the lock's releases. Only the holder writes it,
+	// just before it releases, so it needs no atomic: it lives in the
+	// lock's own cache line, which the holder has just written anyway.
+	releases  uint32
 	mode      Mode   // fixed before first use
 	threshold uint32 // PV spins before halting; 0 means the default
 }
@@ -91,12 +95,18 @@ func (l *Lock) spinner(canHalt bool) pvlock.Spinner {
 // goroutines lives on the heap, where Go objects do not move.
 func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }
 
-// Lock acquires the lock, waiting as its variant does.
+// Lock acquires the lock, waiting as its variant does. The fast path is
+// the one compare-and-swap of a free word; it is small enough to be
+// inlined into the caller.
 func (l *Lock) Lock() {
 	// step: fast-cas
-	if l.word.CompareAndSwap(0, lockedVal) {
-		return
+	if !l.word.CompareAndSwap(0, lockedVal) {
+		l.lockSlow()
 	}
+}
+
+// lockSlow is the outlined rest of Lock: the word was not free.
+func (l *Lock) lockSlow() {
 	switch l.mode {
 	case ModeNative:
 		l.lockNative()
@@ -114,15 +124,48 @@ func (l *Lock) TryLock() bool {
 	return l.word.Load() == 0 && l.word.CompareAndSwap(0, lockedVal)
 }
 
+// batch is how many releases of one lock are added to the acquisitions
+// counter at a time: every batch-th Unlock takes the outlined path and
+// adds batch, so the counter is written once per batch acquisitions of a
+// lock, never on every one by locks on different CPUs.
+const batch = 1024
+
 // Unlock releases the lock. Unlocking an unlocked Lock panics, as with
 // sync.Mutex. A Lock is not tied to a goroutine: one goroutine may lock it
-// and another unlock it.
+// and another unlock it. The fast path counts the release in the lock and
+// releases a word that has nothing but the locked byte set with one
+// compare-and-swap; it is small enough to be inlined into the caller.
 func (l *Lock) Unlock() {
+	l.releases++
+	// l.word.CompareAndSwap spelled as the intrinsic on the word's only
+	// field (at offset 0), which costs the inliner less than the method.
+	if l.releases%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), lockedVal, 0) {
+		l.unlockOutlined()
+	}
+}
+
+// Unlock uses the word through its address as a plain uint32: this fails
+// to compile if the word leaves offset 0 or atomic.Uint32 holds more than
+// its value.
+var _ = [1]struct{}{}[unsafe.Offsetof(Lock{}.word)+unsafe.Sizeof(Lock{}.word)-4]
+
+// unlockOutlined is the rest of Unlock: the lock has waiters, is SLOW or
+// is not held, or this is a batch-th release, which the fast path leaves
+// to this function.
+func (l *Lock) unlockOutlined() {
+	if l.word.Load()&lockedMask == 0 {
+		// Nothing but the count was written: take it back, so that a
+		// refused Unlock leaves the lock as it was.
+		l.releases--
+		panic("qspin: unlock of unlocked lock")
+	}
+	n := l.releases // read while we still hold the lock
 	l.release()
-	// Acquisitions are counted here, after the release, so that the count
-	// never lengthens a critical section.
-	if pvlock.StatsEnabled() {
-		l.stats().IncHint(pvlock.StripeHint(), evAcquisitions)
+	// Counted after the release, so that the count never lengthens a
+	// critical section. The stripe is picked by the lock's address, so
+	// different locks flush to different lines.
+	if n%batch == 0 && pvlock.StatsEnabled() {
+		l.stats().AddHint(uint32(l.key()>>6), evAcquisitions, batch)
 	}
 }
 

@@ -121,13 +121,23 @@ func TestTryLock(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
+			// Acquisitions are counted at release, batch at a time: the
+			// first batch-1 add nothing, the batch-th adds them all.
 			before := Stats(v.mode).Snapshot()
-			if !l.TryLock() {
-				t.Fatal("TryLock of a free lock failed")
-			}
-			l.Unlock() // acquisitions are counted at release
-			if got := Stats(v.mode).Snapshot().Sub(before).Get(Acquisitions); got != 1 {
-				t.Errorf("TryLock counted %d acquisitions, want 1", got)
+			for i := 1; i <= batch; i++ {
+				if !l.TryLock() {
+					t.Fatal("TryLock of a free lock failed")
+				}
+				l.Unlock()
+				want := uint64(0)
+				if i == batch {
+					want = batch
+				}
+				if i >= batch-1 {
+					if got := Stats(v.mode).Snapshot().Sub(before).Get(Acquisitions); got != want {
+						t.Errorf("after %d TryLocks %d acquisitions counted, want %d", i, got, want)
+					}
+				}
 			}
 			if !l.TryLock() {
 				t.Fatal("TryLock of a free lock failed")
@@ -381,7 +391,7 @@ func TestStatsOff(t *testing.T) {
 	defer pvlock.SetStats(true)
 	before := Stats(ModePV).Snapshot()
 	var l Lock
-	for i := 0; i < 100; i++ {
+	for i := 0; i < 3*batch; i++ {
 		l.Lock()
 		l.Unlock()
 	}

@@ -63,13 +63,17 @@ func New(opts ...Option) *Lock {
 // PV reports whether l is the PV variant.
 func (l *Lock) PV() bool { return l.mode == modePV }
 
-// inc returns the ticket step and the mask that strips the flag.
+// inc returns the ticket step and the mask that strips the flag. Both are
+// computed from the mode without a branch (modePV is 0, modeNative 1): the
+// step is 2 or 1, and only the PV mask clears the tail's LSB.
 func (l *Lock) inc() (inc uint32, mask uint32) {
-	if l.mode == modeNative {
-		return 1, ^uint32(0)
-	}
-	return 2, ^uint32(1)
+	return 2 - l.mode, ^(1 - l.mode)
 }
+
+// flag returns the slowpath flag as it sits in the word for this lock's
+// mode: flagBit for a PV lock, 0 for a native one, whose tail LSB is an
+// ordinary ticket bit.
+func (l *Lock) flag() uint64 { return uint64(1-l.mode) << tailShift }
 
 func split(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> tailShift) }
 
@@ -80,16 +84,39 @@ func (l *Lock) stats() *pvlock.LockStats {
 	return pvStats
 }
 
+// batchHeads sets how often an Unlock takes the outlined path to add the
+// lock's releases to the acquisitions counter: whenever the new head is a
+// multiple of batchHeads, that is every batchHeads/inc releases (1024 for
+// a PV lock, 2048 for a native one). The head ticket itself is the lock's
+// own count of its releases, so counting costs the fast path nothing but
+// this test, which also catches the head wrap (a new head of 0).
+const batchHeads = 2048
+
 // Lock takes a ticket and waits until it is served.
-func (l *Lock) Lock() {
-	inc, mask := l.inc()
+func (l *Lock) Lock() { l.lock((*Lock).lockContended) }
+
+// lock is the fast path of Lock: one atomic add takes a ticket, and the
+// lock is ours if the old tail, flag aside, was the head, that is, if the
+// new tail is less than two steps ahead of the head. Everything else is
+// contended, always lockContended. It is passed as a parameter rather
+// than called by name because the inliner charges a call of a parameter
+// as cheap: lock, and with it Lock, fit its budget and are inlined into
+// the caller, where contended is a direct call again.
+func (l *Lock) lock(contended func(*Lock, uint64)) {
+	// 2<<32>>mode is the PV or native step in the tail; w-w<<32 has the
+	// distance from head to the new tail in its high half.
 	// step: take-ticket
-	old := l.word.Add(uint64(inc)<<tailShift) - uint64(inc)<<tailShift
-	head, tail := split(old)
-	if head == tail&mask {
-		return
+	if w := l.word.Add(2 << tailShift >> l.mode); w-w<<tailShift >= 4<<tailShift>>l.mode {
+		contended(l, w)
 	}
-	l.lockSlow(tail&mask, head, inc)
+}
+
+// lockContended is the outlined rest of Lock: w is the word our atomic
+// add returned, and the ticket it took is not the one being served.
+func (l *Lock) lockContended(w uint64) {
+	inc, mask := l.inc()
+	head, tail := split(w)
+	l.lockSlow((tail-inc)&mask, head, inc)
 }
 
 // TryLock takes the lock if it is free and reports whether it did. It
@@ -108,12 +135,61 @@ func (l *Lock) TryLock() bool {
 // Unlock releases the lock. Unlocking an unlocked Lock panics, as with
 // sync.Mutex. As with sync.Mutex, a Lock is not tied to a goroutine: one
 // goroutine may lock it and another unlock it.
-func (l *Lock) Unlock() {
-	inc, mask := l.inc()
+func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
+
+// unlock is the fast path of Unlock, made inlinable as lock is. Only the
+// holder moves the head, so the head of the snapshot prev is the one we
+// release. A lock that is not held (the tail less than one step ahead),
+// a head that wraps, and every batch-th release go to outlined before
+// anything is written (slowRelease says which); otherwise the release is
+// one atomic add, and a slowpath flag in its result sends us to outlined
+// after it.
+func (l *Lock) unlock(outlined func(*Lock, uint64)) {
+	inc := uint64(2) >> l.mode
+	// The snapshot the slow path clears the flag against. It is
+	// l.word.Load() spelled as the intrinsic on the word's only field (at
+	// offset 0), which costs the inliner less than the method.
 	// step: unlock-snapshot
-	prev := l.word.Load() // the snapshot the slow path clears the flag against
+	prev := atomic.LoadUint64((*uint64)(unsafe.Pointer(&l.word)))
+	// The release is an atomic add, a full barrier: the flag we test comes
+	// from the same atomic step, so a waiter that sets the flag after it
+	// is guaranteed to see our new head in its re-check instead. The flag
+	// is (inc&2)<<31: flagBit for a PV lock, 0 for a native one.
+	// A head that wraps is sent to outlined by slowRelease before anything
+	// is written; there the release cancels the carry into tail.
+	// step: unlock-wrap
+	// step: unlock-release
+	if slowRelease(prev, inc) || l.word.Add(inc)&((inc&2)<<31) != 0 {
+		outlined(l, prev)
+	}
+}
+
+// unlock loads the word through its address as a plain uint64: this fails
+// to compile if the word leaves offset 0 or atomic.Uint64 holds more than
+// its value.
+var _ = [1]struct{}{}[unsafe.Offsetof(Lock{}.word)+unsafe.Sizeof(Lock{}.word)-8]
+
+// slowRelease reports whether Unlock must not release the word prev with
+// a plain add of inc: the lock is not held (the tail less than one step
+// ahead of the head; prev-prev<<32 has tail-head in its high half), or the
+// new head is a multiple of batchHeads, which includes the head wrap.
+func slowRelease(prev, inc uint64) bool {
+	return prev-prev<<tailShift < inc<<tailShift || (prev+inc)&(batchHeads-1) == 0
+}
+
+// unlockOutlined is the rest of Unlock. Unless slowRelease(prev), the
+// fast path released the lock and its result carried the slowpath flag;
+// otherwise nothing was written yet, and here are the misuse panic, the
+// head wrap and the batch boundary of the acquisitions count.
+func (l *Lock) unlockOutlined(prev uint64) {
+	inc, mask := l.inc()
+	if !slowRelease(prev, uint64(inc)) {
+		l.unlockSlow(prev, inc)
+		return
+	}
 	head, tail := split(prev)
 	if head == tail&mask {
+		// Nothing was written: a refused Unlock leaves the lock as it was.
 		panic("ticket: unlock of unlocked lock")
 	}
 	delta := uint64(inc)
@@ -121,18 +197,14 @@ func (l *Lock) Unlock() {
 	if head+inc == 0 {
 		delta -= carry // head wraps: cancel the carry into tail
 	}
-	// The release is an atomic add, a full barrier: the flag we test comes
-	// from the same atomic step, so a waiter that sets the flag after it
-	// is guaranteed to see our new head in its re-check instead.
-	// step: unlock-release
-	now := l.word.Add(delta)
-	if now&flagBit != 0 && l.mode == modePV {
+	if l.word.Add(delta)&l.flag() != 0 {
 		l.unlockSlow(prev, inc)
 	}
-	// Acquisitions are counted here, after the release, so that the count
-	// never lengthens a critical section.
+	// Counted after the release, so that the count never lengthens a
+	// critical section. The stripe is picked by the lock's address:
+	// different locks flush to different lines, each once per batch.
 	if pvlock.StatsEnabled() {
-		l.stats().IncHint(head, evAcquisitions)
+		l.stats().AddHint(uint32(l.key()>>6), evAcquisitions, uint64(batchHeads/inc))
 	}
 }
 

@@ -5,7 +5,7 @@ import "github.com/pvlock/pvlock/pvlock"
 // Event indexes of the ticket lock statistics. The slow-path names are the
 // kernel's PV ticketlock debugfs counters.
 const (
-	evAcquisitions       = iota // every acquisition, counted when it is released
+	evAcquisitions       = iota // acquisitions, added per lock in batches at release (see batchHeads)
 	evAcquiredSlow              // taken after waiting (acquisitions - this = fast path)
 	evTakenSlow                 // entered the PV slow path (published and flagged)
 	evPickup                    // the re-check after flagging found the lock ours
@@ -20,6 +20,11 @@ const (
 
 // Event names, as reported by Stats snapshots.
 const (
+	// Acquisitions counts acquisitions. Each lock's head ticket counts its
+	// own releases; the lock adds them to this counter at every 1024th
+	// release of a PV lock (2048th of a native one), while
+	// pvlock.StatsEnabled(), so that the fast path writes no line shared
+	// with other locks: the counter trails each lock by less than a batch.
 	Acquisitions       = "acquisitions"
 	AcquiredSlow       = "acquired_slow"
 	TakenSlow          = "taken_slow"

@@ -66,7 +66,7 @@ var lockMetrics = []lockMetric{
 		"Ticket waiters that halted before their spin threshold because the ticket being served belonged to a waiter still waking up (halt_early; qspin's analogue is pv_wait_early).",
 		[]string{"halt_early"}),
 	newLockMetric("acquisitions_total",
-		"Lock acquisitions (counted only while pvlock.StatsEnabled).",
+		"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.",
 		[]string{"acquisitions"}),
 	newLockMetric("contended_acquisitions_total",
 		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",

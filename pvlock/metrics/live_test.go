@@ -276,8 +276,10 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 	if halts == 0 || kicks == 0 {
 		t.Fatalf("overcommitted run with a 16-poll spin threshold: %v halts, %v kicks; want both > 0", halts, kicks)
 	}
-	if got := delta("pvlock_acquisitions_total"); got != float64(ops) {
-		t.Errorf("pvlock_acquisitions_total grew by %v, the vCPUs made %d acquisitions", got, ops)
+	// A fresh PV ticket lock adds its acquisitions 1024 at a time, at
+	// every 1024th release.
+	if got, want := delta("pvlock_acquisitions_total"), float64(ops-ops%1024); got != want {
+		t.Errorf("pvlock_acquisitions_total grew by %v after %d acquisitions, want %v (whole batches of 1024)", got, ops, want)
 	}
 	// Every halt is observed once in the histogram.
 	if got := delta("pvlock_halt_duration_seconds"); got != halts {
