@@ -193,7 +193,6 @@ func (l *Lock) unlockOutlined(prev uint64) {
 		panic("ticket: unlock of unlocked lock")
 	}
 	delta := uint64(inc)
-	// step: unlock-wrap
 	if head+inc == 0 {
 		delta -= carry // head wraps: cancel the carry into tail
 	}
