@@ -115,7 +115,8 @@ type Waiter struct {
 	// wake carries the wake-up of the Park backend. A kicker sends only
 	// after it moved the state from sleeping to kicked, so at most one
 	// token is ever in flight.
-	wake chan struct{}
+	wake  chan struct{}
+	timer *time.Timer // the Park backend's halt timeout, reused
 
 	// Owner is an opaque value the creator attaches (pvlock stores the
 	// vCPU here). It is not used by this package.
@@ -323,7 +324,14 @@ func (w *Waiter) sleepPark(timeout time.Duration) Result {
 		atomic.StoreUint32(&w.state, stateIdle)
 		return Kicked
 	}
-	t := time.NewTimer(timeout)
+	// One timer per waiter, reset for each halt: a halt allocates nothing.
+	// Since Go 1.23 a stopped or reset timer delivers no stale value.
+	if w.timer == nil {
+		w.timer = time.NewTimer(timeout)
+	} else {
+		w.timer.Reset(timeout)
+	}
+	t := w.timer
 	defer t.Stop()
 	select {
 	case <-w.wake:

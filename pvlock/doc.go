@@ -52,8 +52,9 @@
 // halting vCPU halt-polls while its CPU would otherwise idle (SetHaltPoll,
 // KVM's halt_poll_ns). A vCPU that kicks a sleeping waiter homed on its own
 // CPU yields to it (SetDirectedYield). Locks with stealing spin only
-// briefly (ShortSpin), as sync.Mutex does. Goroutines that are not vCPUs
-// spin for the lock's threshold and park; they never halt-poll.
+// briefly (ShortSpin), as sync.Mutex does, and so do goroutines that are
+// not vCPUs, which then park (never halt-poll); a vCPU or goroutine that
+// wakes a parked goroutine yields its P to it.
 //
 // # Cross-vCPU calls and lock-break
 //

@@ -1,6 +1,7 @@
 package pvlock
 
 import (
+	"runtime"
 	"sync/atomic"
 
 	"github.com/pvlock/pvlock/internal/relax"
@@ -44,7 +45,7 @@ const (
 // Spinner paces one spin phase of a PV lock waiter: a PAUSE per spin, an
 // acknowledgement of cross-vCPU calls every SpinPollEvery spins, and the
 // decision to stop spinning and halt (see the policy above). Goroutines
-// that are not vCPUs spin for the whole threshold.
+// that are not vCPUs spin at most ShortSpin, unless the threshold is fixed.
 type Spinner struct {
 	v         *VCPU
 	d         *kick.Domain
@@ -66,7 +67,14 @@ func NewSpinner(threshold uint32, fixed bool) Spinner {
 				s.d = w.Domain()
 				s.sibling = v.sibSpin.Load()
 			}
+			return s
 		}
+	}
+	if !fixed {
+		// A goroutine that is not a vCPU parks cheaply, and its spin takes
+		// the P from other goroutines: it spins briefly, as sync.Mutex's
+		// waiters do.
+		s.limit = min(threshold, ShortSpin)
 	}
 	return s
 }
@@ -128,10 +136,16 @@ func init() { directedYield.Store(true) }
 
 // YieldTo gives the CPU to a waiter that was just kicked out of its sleep
 // (see the policy above): if w is homed on the calling vCPU's CPU and
-// another vCPU there is runnable, the caller yields. Lock slow paths call
-// it after the release.
+// another vCPU there is runnable, the caller yields. A parked goroutine's
+// wake-up queues it on the caller's own P, behind the caller, so there the
+// caller yields its P (runtime.Gosched), as sync.Mutex's hand-off does.
+// Lock slow paths call it after the release.
 func YieldTo(w *kick.Waiter) {
 	if !directedYield.Load() {
+		return
+	}
+	if w.Backend() == kick.Park {
+		runtime.Gosched()
 		return
 	}
 	d := w.Domain()
