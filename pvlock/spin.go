@@ -9,7 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The waiting policy of PV waiters on vCPUs, in three parts.
+// The waiting policy of PV waiters on vCPUs, in three parts (locks with
+// stealing, and goroutines that are not vCPUs, spin only ShortSpin).
 //
 // Spinning. A waiter spins for its lock's threshold while its CPU has
 // nothing else to run: the CPU would idle anyway. Once another vCPU homed on
@@ -144,15 +145,20 @@ func YieldTo(w *kick.Waiter) {
 	if !directedYield.Load() {
 		return
 	}
+	self := kick.Current()
 	if w.Backend() == kick.Park {
-		runtime.Gosched()
+		// Not from a vCPU: its goroutine is locked to its thread, and
+		// Gosched would cost two thread switches.
+		if self == nil {
+			runtime.Gosched()
+		}
 		return
 	}
 	d := w.Domain()
 	if d == nil || !d.Contended() {
 		return
 	}
-	if self := kick.Current(); self != nil && self != w && self.Domain() == d {
+	if self != nil && self != w && self.Domain() == d {
 		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 	}
 }
