@@ -174,3 +174,30 @@ func TestAdaptGrowShrink(t *testing.T) {
 		}
 	}
 }
+
+// TestPollBoundedByTimeout checks that a halt's timeout bounds its poll as
+// well as its sleep: a poll window longer than the watchdog must not keep a
+// waiter halted past it.
+func TestPollBoundedByTimeout(t *testing.T) {
+	max, adaptive := HaltPoll()
+	defer SetHaltPoll(max, adaptive)
+	SetHaltPoll(time.Hour, false)
+	d := NewDomain(1) // nobody else runnable: the waiter may poll
+	w := NewWaiter(Futex)
+	w.SetDomain(d)
+	d.Enter()
+	defer d.Leave()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	start := time.Now()
+	w.Arm()
+	if r := w.Halt(20 * time.Millisecond); r != TimedOut {
+		t.Fatalf("an unkicked halt returned %v, want timed out", r)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("a halt with a 20ms timeout lasted %v: the poll window outlived the watchdog", took)
+	}
+	if c := w.Counters(); c.PollsAttempted != 1 {
+		t.Fatalf("%d polls attempted, want 1", c.PollsAttempted)
+	}
+}

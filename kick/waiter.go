@@ -192,6 +192,9 @@ func (w *Waiter) halt(timeout time.Duration, mayPoll bool) Result {
 	var window int64
 	if mayPoll && d != nil {
 		window = w.pollWindow()
+		if timeout > 0 {
+			window = min(window, int64(timeout)) // the watchdog bounds polls too
+		}
 	}
 	first := stateSleeping
 	if window > 0 {

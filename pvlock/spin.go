@@ -167,3 +167,6 @@ func YieldTo(w *kick.Waiter) {
 // off (on by default): off, a vCPU that kicks a sleeping waiter homed on
 // its own CPU goes on running, and the waiter waits for the scheduler.
 func SetDirectedYield(on bool) { directedYield.Store(on) }
+
+// DirectedYield reports whether the directed yield is on.
+func DirectedYield() bool { return directedYield.Load() }

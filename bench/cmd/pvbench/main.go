@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -64,6 +65,8 @@ type options struct {
 	csvPath       string
 	outDir        string
 	fromPath      string
+	haltPoll      string // "adaptive", or a fixed window ("0": off)
+	yield         bool   // directed yield (pvlock.SetDirectedYield)
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -93,6 +96,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
 	fs.StringVar(&o.patched, "patched", "pv-ticket", "patched lock of the seed-style table")
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
+	fs.StringVar(&o.haltPoll, "haltpoll", "adaptive", "halt-polling of PV waiters: adaptive (up to 200µs), or a fixed window such as 50us (0: off)")
+	fs.BoolVar(&o.yield, "yield", true, "directed yield: a vCPU that kicks a sleeping waiter on its own CPU yields to it")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the rows as CSV to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -143,6 +148,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.vms < 1 {
 		return o, fmt.Errorf("-vms must be at least 1, got %d", o.vms)
+	}
+	if _, _, err := parseHaltPoll(o.haltPoll); err != nil {
+		return o, err
 	}
 	if o.params.CriticalWork <= 0 || o.params.OutsideWork <= 0 {
 		return o, fmt.Errorf("-cs and -outside must be positive, got %v and %v",
@@ -221,6 +229,10 @@ func (e *interruptedError) Error() string {
 // ends it returns the rows of the finished cells and an
 // *interruptedError naming the cell it stopped.
 func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
+	maxPoll, adaptive := pvlock.HaltPoll()
+	defer pvlock.SetHaltPoll(maxPoll, adaptive)
+	defer pvlock.SetDirectedYield(pvlock.DirectedYield())
+	applyPolicy(o)
 	cpus := o.cpus
 	if cpus == nil {
 		var err error
@@ -229,8 +241,8 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 		}
 	}
 	wl, _ := bench.WorkloadByName(o.workload)
-	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM\n",
-		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version())
+	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v\n",
+		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield)
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
 	total := len(o.factors) * len(o.locks)
@@ -395,4 +407,23 @@ func report(o options, rows []bench.Row, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "\nplots: %s\n", strings.Join(files, " "))
 	}
 	return nil
+}
+
+// parseHaltPoll reads -haltpoll: "adaptive", or a fixed window.
+func parseHaltPoll(v string) (window time.Duration, adaptive bool, err error) {
+	if v == "adaptive" {
+		return kick.DefaultHaltPoll, true, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, false, fmt.Errorf("-haltpoll: %q is neither adaptive nor a non-negative duration", v)
+	}
+	return d, false, nil
+}
+
+// applyPolicy sets the waiting policy the main job measures with.
+func applyPolicy(o options) {
+	window, adaptive, _ := parseHaltPoll(o.haltPoll)
+	pvlock.SetHaltPoll(window, adaptive)
+	pvlock.SetDirectedYield(o.yield)
 }
