@@ -89,6 +89,8 @@ type Counters struct {
 	PollFailNanos    uint64 // time spent in polls that ended without one
 	// PollWindowNanos is the waiter's current adaptive window (a gauge).
 	PollWindowNanos uint64
+	// MaxHaltNanos is the longest single halt (polling or asleep).
+	MaxHaltNanos uint64
 }
 
 // HaltHook lets the owner of a Waiter track when it really sleeps. Halt
@@ -140,6 +142,7 @@ type Waiter struct {
 
 	halts, early, kicks, spurious, timeouts, haltedNanos              atomic.Uint64
 	pollsAttempted, pollsOK, pollsInvalid, pollOKNanos, pollFailNanos atomic.Uint64
+	maxHaltNanos                                                      atomic.Uint64 // written by the waiter only
 	_                                                                 cpu.CacheLinePad
 }
 
@@ -218,6 +221,9 @@ func (w *Waiter) halt(timeout time.Duration, mayPoll bool) Result {
 	r, polled := w.pollThenSleep(d, first, window, start, timeout)
 	blocked := int64(time.Since(start))
 	w.haltedNanos.Add(uint64(blocked))
+	if uint64(blocked) > w.maxHaltNanos.Load() {
+		w.maxHaltNanos.Store(uint64(blocked))
+	}
 	if polled {
 		w.adapt(window, blocked)
 	} else if mayPoll && d != nil && window == 0 {
@@ -414,6 +420,7 @@ func (w *Waiter) Counters() Counters {
 		PollSuccessNanos: w.pollOKNanos.Load(),
 		PollFailNanos:    w.pollFailNanos.Load(),
 		PollWindowNanos:  uint64(w.pollNs.Load()),
+		MaxHaltNanos:     w.maxHaltNanos.Load(),
 	}
 }
 
@@ -430,4 +437,5 @@ func (w *Waiter) ResetCounters() {
 	w.pollsInvalid.Store(0)
 	w.pollOKNanos.Store(0)
 	w.pollFailNanos.Store(0)
+	w.maxHaltNanos.Store(0)
 }

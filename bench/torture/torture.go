@@ -46,6 +46,9 @@ type Result struct {
 	// LongHolds, Stutters and Shuffles count the injected disturbances;
 	// Repins the re-pins the vCPUs performed.
 	LongHolds, Stutters, Shuffles, Repins uint64
+	// LongestHalt is the longest single halt of any vCPU during the run
+	// (polling or asleep in kick); the halt watchdog bounds it.
+	LongestHalt time.Duration
 	// Failures explains every reason the run failed; empty on success.
 	Failures []string
 	// Interrupted is set when ctx ended the run before Config.Duration: the
@@ -179,6 +182,10 @@ func (t *torture) run(ctx context.Context, vm *pvlock.VM) Result {
 		cfg.Lock.Name, t.n, t.cpus, float64(t.n)/float64(len(t.cpus)), cfg.Pinning, cfg.Seed, cfg.Duration,
 		cfg.Work, cfg.LongHold, cfg.LongHoldEvery, cfg.Stutter, cfg.Shuffle, cfg.Watchdog)
 
+	for _, v := range vm.VCPUs() {
+		v.Waiter().ResetCounters()
+	}
+
 	t.start = time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- vm.Run(ctx, t.writer) }()
@@ -208,6 +215,9 @@ func (t *torture) run(ctx context.Context, vm *pvlock.VM) Result {
 	}
 	res.Elapsed = time.Since(t.start)
 	t.finish(&res, finished)
+	for _, v := range vm.VCPUs() {
+		res.LongestHalt = max(res.LongestHalt, time.Duration(v.Waiter().Counters().MaxHaltNanos))
+	}
 	if cfg.Lock.Stats != nil {
 		to, lw := cfg.Lock.Stats()
 		res.HaltTimeouts, res.LostWakeups = to-baseTO, lw-baseLW
@@ -592,9 +602,10 @@ func (t *torture) report(res *Result) {
 	if res.Unfair {
 		flag = "???"
 	}
-	fmt.Fprintf(t.cfg.Out, "%s %s: %d vCPUs on %d CPUs, %v:  Total: %d  Max/Min: %d/%d %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d  Long holds: %d  Stutters: %d  Shuffles: %d (repins %d)\n",
+	fmt.Fprintf(t.cfg.Out, "%s %s: %d vCPUs on %d CPUs, %v:  Total: %d  Max/Min: %d/%d %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d  Long holds: %d  Stutters: %d  Shuffles: %d (repins %d)  Longest halt: %v\n",
 		t.stamp(), res.Lock, res.VCPUs, len(res.CPUs), res.Elapsed.Round(time.Millisecond), res.Acquisitions, hi, lo, flag,
-		res.Violations, res.LostWakeups, res.HaltTimeouts, res.Starved, res.Stalls, res.LongHolds, res.Stutters, res.Shuffles, res.Repins)
+		res.Violations, res.LostWakeups, res.HaltTimeouts, res.Starved, res.Stalls, res.LongHolds, res.Stutters, res.Shuffles, res.Repins,
+		res.LongestHalt.Round(time.Microsecond))
 	if res.OK() && res.Interrupted {
 		fmt.Fprintf(t.cfg.Out, "End of test: INTERRUPTED: %s: stopped after %v of %v, no failure until then\n",
 			res.Lock, res.Elapsed.Round(time.Millisecond), t.cfg.Duration)

@@ -106,6 +106,11 @@ func TestTortureEveryLock(t *testing.T) {
 			if res.Acquisitions == 0 || res.Stutters == 0 || res.Shuffles == 0 || res.Repins == 0 {
 				t.Errorf("%s at %vx: the run did not exercise everything: %+v", name, oc, res)
 			}
+			// The PV locks' waiters halt under overcommit, and the watchdog
+			// bounds every halt (plus the time to be scheduled again).
+			if strings.HasPrefix(name, "pv-") && (res.LongestHalt <= 0 || res.LongestHalt > 3*time.Second+time.Second) {
+				t.Errorf("%s at %vx: longest halt %v, want some halt, none past the 3s watchdog", name, oc, res.LongestHalt)
+			}
 			total += res.Acquisitions
 		}
 	}
