@@ -2,7 +2,6 @@ package bench
 
 import (
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/pvlock/pvlock/pvlock"
@@ -119,14 +118,7 @@ func BenchmarkGoShapes(b *testing.B) {
 // on and off (BenchmarkUncontendedLocks has every lock through
 // sync.Locker).
 func benchSingle(b *testing.B) {
-	b.Run("lock=two-atomic-adds", func(b *testing.B) {
-		var w atomic.Uint64
-		b.ReportAllocs()
-		for b.Loop() {
-			w.Add(1 << 32)
-			w.Add(1)
-		}
-	})
+	b.Run("lock=two-atomic-adds", benchTwoAtomicAdds)
 	{
 		b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
 			bothStats(b, func(b *testing.B) {

@@ -268,7 +268,11 @@ func (w *Waiter) pollThenSleep(d *Domain, first uint32, window int64, start time
 				valid = true
 			}
 		}
-		// Commit to sleeping; the CAS fails only if a kick landed since.
+		// Commit to sleeping. A kicker that swapped polling -> kicked sent
+		// no futex wake (a poller needs none), so the token must be found
+		// here: the CAS fails exactly when a kick landed during the poll,
+		// and then we take the token instead of sleeping past it. A kick
+		// after the CAS sees sleeping and wakes us.
 		if !atomic.CompareAndSwapUint32(&w.state, statePolling, stateSleeping) {
 			atomic.StoreUint32(&w.state, stateIdle)
 			return Kicked, valid
