@@ -7,7 +7,6 @@ import (
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
-	"golang.org/x/sys/unix"
 )
 
 // PLEYield is a native ticket lock whose waiters emulate the hardware's
@@ -75,7 +74,7 @@ func (l *PLEYield) Lock() {
 		if pvlock.StatsEnabled() {
 			pleStats.IncHint(t, pleYields)
 		}
-		schedYield() // the pause-loop exit
+		relax.Yield() // the pause-loop exit
 	}
 }
 
@@ -99,12 +98,6 @@ func (l *PLEYield) window() uint32 {
 	n := pvlock.SpinIterations(d)
 	l.spins.Store(n)
 	return n
-}
-
-// schedYield gives the CPU to another runnable thread, if there is one
-// (sched_yield(2); x/sys/unix has no wrapper).
-func schedYield() {
-	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }
 
 // noCopy makes go vet's copylocks check flag copies of the lab's locks.

@@ -92,7 +92,7 @@ func (v *VCPU) CondRelock(l Contender) bool {
 	l.Unlock()
 	if yield {
 		v.brk.yields.Add(1)
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		relax.Yield()
 	} else {
 		relax.Pause(breakPause)
 	}

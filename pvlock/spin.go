@@ -6,7 +6,6 @@ import (
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
-	"golang.org/x/sys/unix"
 )
 
 // The waiting policy of PV waiters on vCPUs, in three parts (locks with
@@ -159,7 +158,7 @@ func YieldTo(w *kick.Waiter) {
 		return
 	}
 	if self != nil && self != w && self.Domain() == d {
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		relax.Yield()
 	}
 }
 

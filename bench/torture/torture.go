@@ -11,7 +11,6 @@ import (
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
-	"golang.org/x/sys/unix"
 )
 
 // Result is what a torture run found.
@@ -305,7 +304,7 @@ func (t *torture) hold(rng *rand.Rand) {
 	case rng.Uint64N(400*n) == 0:
 		busyWait(2 * time.Microsecond)
 	case rng.Uint64N(20000*n) == 0:
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		relax.Yield()
 	}
 }
 

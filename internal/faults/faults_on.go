@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/relax"
-	"golang.org/x/sys/unix"
 )
 
 // Enabled reports whether this build injects faults (the pvlock_faults
@@ -31,7 +30,7 @@ func Inject(p Point) {
 	case f.YieldOneIn > 0 && uint32(r>>8)%f.YieldOneIn == 0:
 		// Give the CPU to another runnable thread, as a hypervisor
 		// preempting the vCPU inside the window would.
-		unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+		relax.Yield()
 	case f.SpinOneIn > 0 && uint32(r>>16)%f.SpinOneIn == 0:
 		if f.MaxSpin > 0 {
 			for n := uint32(r>>32) % f.MaxSpin; n > 0; n-- {

@@ -20,3 +20,13 @@ func BenchmarkPause1(b *testing.B) {
 		Pause(1)
 	}
 }
+
+func TestYieldReturns(t *testing.T) {
+	start := time.Now()
+	for range 100 {
+		Yield()
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("100 Yields took %v", d)
+	}
+}
