@@ -12,11 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // A check is one spin verification: generate the verifier from a model,
 // compile it and run it.

@@ -22,10 +22,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/promtest"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // lineWriter passes each line written to it to a channel, so a test can
 // wait for the address run prints.

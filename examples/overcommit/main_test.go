@@ -6,11 +6,7 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestCheckFlags(t *testing.T) {
 	for _, c := range []struct {

@@ -3,11 +3,7 @@ package faults
 import (
 	"testing"
 	"time"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestInjectCountsOnlyWhenEnabled(t *testing.T) {
 	Reset()

@@ -5,11 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Off Linux, every lock and runtime package imports this package, which
 // has no files there: the go command fails while loading the packages
