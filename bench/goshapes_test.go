@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
@@ -24,19 +25,27 @@ import (
 
 // goShapeLocks returns the locks of the uncontended shapes: every
 // registered lock, through sync.Locker.
-func goShapeLocks() []string { return LockNames() }
+func goShapeLocks() []string { return locks.Names() }
 
-// goContendedLocks are the locks of the contended shapes. The locks whose
-// waiters spin without bound and in FIFO order (native-ticket,
-// native-qspin, preemptable-ticket) are left out: on goroutines that
+// goContendedLocks returns the locks of the contended shapes: the lab's
+// locks but the FIFO spinlocks (locks.Kind.FIFOSpin: native-ticket,
+// native-qspin, preemptable-ticket, ple-yield). On goroutines that
 // outnumber the Ps, every hand-off to a waiter that is not running waits
 // for the scheduler to preempt a spinner (10 ms), so a run takes minutes
 // (tight at GOMAXPROCS 2, 2026-12-01: native-ticket 2.2 µs/op,
 // preemptable-ticket 4.4 µs/op, native-qspin in slack did not finish a
-// 50 ms benchtime within 3 minutes). ple-yield, whose waiters
-// sched_yield the whole thread, is left out for the same reason (tight:
-// 0.4-2.1 µs/op at GOMAXPROCS 2, work: 28 µs/op at 8).
-var goContendedLocks = []string{"sync.Mutex", "pv-qspin", "pv-qspin-nosteal", "pv-ticket", "tas"}
+// 50 ms benchtime within 3 minutes; ple-yield, whose waiters sched_yield
+// the whole thread, tight: 0.4-2.1 µs/op at GOMAXPROCS 2, work: 28 µs/op
+// at 8).
+func goContendedLocks() []locks.Kind {
+	var out []locks.Kind
+	for _, name := range locks.Names() {
+		if k, _ := locks.Lookup(name); !k.FIFOSpin {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // padded is a lock alone on its cache lines, as Go's PaddedMutex.
 type padded[L any] struct {
@@ -92,24 +101,21 @@ func BenchmarkGoShapes(b *testing.B) {
 		{"workslack", 10, true},
 	} {
 		b.Run("shape="+s.name, func(b *testing.B) {
-			for _, name := range goContendedLocks {
-				lk, _ := Lock(name)
-				b.Run("lock="+name, func(b *testing.B) {
+			for _, lk := range goContendedLocks() {
+				b.Run("lock="+lk.Name, func(b *testing.B) {
 					benchShared(b, lk.New(), s.parallelism, s.work)
 				})
 			}
 		})
 	}
 	b.Run("shape=spin", func(b *testing.B) {
-		for _, name := range goContendedLocks {
-			lk, _ := Lock(name)
-			b.Run("lock="+name, func(b *testing.B) { benchSpin(b, lk.New()) })
+		for _, lk := range goContendedLocks() {
+			b.Run("lock="+lk.Name, func(b *testing.B) { benchSpin(b, lk.New()) })
 		}
 	})
 	b.Run("shape=nospin", func(b *testing.B) {
-		for _, name := range goContendedLocks {
-			lk, _ := Lock(name)
-			b.Run("lock="+name, func(b *testing.B) { benchNoSpin(b, lk.New()) })
+		for _, lk := range goContendedLocks() {
+			b.Run("lock="+lk.Name, func(b *testing.B) { benchNoSpin(b, lk.New()) })
 		}
 	})
 }
@@ -195,7 +201,7 @@ func benchUncontended(b *testing.B) {
 			})
 		})
 		for _, name := range goShapeLocks() {
-			lk, _ := Lock(name)
+			lk, _ := locks.Lookup(name)
 			b.Run("lock="+name, func(b *testing.B) {
 				bothStats(b, func(b *testing.B) {
 					b.ReportAllocs()

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -26,8 +27,8 @@ func benchWorkload(b *testing.B, workload string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for _, name := range LockNames() {
-		lk, _ := Lock(name)
+	for _, name := range locks.Names() {
+		lk, _ := locks.Lookup(name)
 		for _, oc := range benchFactors {
 			b.Run(fmt.Sprintf("lock=%s/oc=%gx", name, oc), func(b *testing.B) {
 				benchOne(b, wl, lk, oc)
@@ -40,7 +41,7 @@ func benchWorkload(b *testing.B, workload string) {
 // shared counter is not a second contended lock.
 const benchBatch = 16
 
-func benchOne(b *testing.B, wl Workload, lk LockKind, oc float64) {
+func benchOne(b *testing.B, wl Workload, lk locks.Kind, oc float64) {
 	cfg, err := pvlock.Overcommit(oc, nil)
 	if err != nil {
 		b.Fatal(err)
@@ -118,8 +119,8 @@ func BenchmarkUncontendedLocks(b *testing.B) {
 			mu.Unlock()
 		}
 	})
-	for _, name := range LockNames() {
-		lk, _ := Lock(name)
+	for _, name := range locks.Names() {
+		lk, _ := locks.Lookup(name)
 		b.Run("lock="+name, func(b *testing.B) {
 			l := lk.New()
 			b.ReportAllocs()
@@ -134,8 +135,8 @@ func BenchmarkUncontendedLocks(b *testing.B) {
 // TestUncontendedLocksAllocFree pins the allocation-free claim for every
 // registered lock.
 func TestUncontendedLocksAllocFree(t *testing.T) {
-	for _, name := range LockNames() {
-		lk, _ := Lock(name)
+	for _, name := range locks.Names() {
+		lk, _ := locks.Lookup(name)
 		l := lk.New()
 		if n := testing.AllocsPerRun(1000, func() { l.Lock(); l.Unlock() }); n != 0 {
 			t.Errorf("%s: %v allocations per Lock+Unlock", name, n)

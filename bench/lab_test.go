@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -82,7 +83,7 @@ func runDirect(t *testing.T, name string, vcpus int, d time.Duration, seed uint6
 }
 
 func ticketLocks() func() sync.Locker {
-	k, _ := Lock("pv-ticket")
+	k, _ := locks.Lookup("pv-ticket")
 	return k.New
 }
 

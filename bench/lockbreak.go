@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -193,7 +194,7 @@ type LockBreakRow struct {
 // MeasureLockBreak runs a LockBreakSpec and summarises it.
 func MeasureLockBreak(ctx context.Context, spec LockBreakSpec) (LockBreakRow, error) {
 	spec.defaults()
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return LockBreakRow{}, err
 	}

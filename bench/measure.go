@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -119,7 +120,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return Row{}, err
 	}
@@ -265,7 +266,7 @@ func splitmix(x uint64) uint64 {
 // every VM, runs all VMs together for d and collects the measurements.
 // The time is taken from the start of the first vCPU until the last one
 // noticed the end (a vCPU stuck waiting for a lock is waited for).
-func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk LockKind, spec Spec, r int, d time.Duration) (*runResult, error) {
+func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk locks.Kind, spec Spec, r int, d time.Duration) (*runResult, error) {
 	insts := make([]Instance, len(vms))
 	meters := make([]*meter, len(vms))
 	index := make(map[*pvlock.VM]int, len(vms))

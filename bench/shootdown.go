@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -200,7 +201,7 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 	if spec.Mode != pvlock.ShootdownPV && spec.Mode != pvlock.ShootdownNative {
 		return ShootdownRow{}, fmt.Errorf("bench: shootdown: unknown mode %d", int(spec.Mode))
 	}
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return ShootdownRow{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -118,7 +119,7 @@ func (s SweepSpec) Validate() error {
 		}
 	}
 	for _, name := range s.Locks {
-		k, err := Lock(name)
+		k, err := locks.Lookup(name)
 		if err != nil {
 			return err
 		}
@@ -153,7 +154,7 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	var rows []SweepRow
 	for _, wl := range spec.Workloads {
 		for _, name := range spec.Locks {
-			kind, _ := Lock(name)
+			kind, _ := locks.Lookup(name)
 			for _, oc := range spec.Factors {
 				for _, set := range settings {
 					cell := spec.Cell

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
@@ -33,10 +34,6 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// collapses reports whether a registered lock is a native FIFO spinlock,
-// which hands the lock to descheduled waiters under overcommit.
-func collapses(name string) bool { return strings.HasPrefix(name, "native-") }
-
 // TestTortureEveryLock is the bounded torture suite: every registered
 // lock at 2x and 4x overcommit, with stutter, shuffle and long holds,
 // must end clean. Built with -tags pvlock_faults, the PV ticket runs also
@@ -44,18 +41,18 @@ func collapses(name string) bool { return strings.HasPrefix(name, "native-") }
 func TestTortureEveryLock(t *testing.T) {
 	// About two and a half minutes of torture in all (40s with the fault
 	// injection build, which runs the suite a second time), however many
-	// locks are registered, but at least a second per run. The native FIFO
-	// spinlocks collapse under overcommit (a few thousand acquisitions a
+	// locks are registered, but at least a second per run. The FIFO
+	// spinlocks (locks.Kind.FIFOSpin) collapse under overcommit (a few thousand acquisitions a
 	// run, however long), so they get the shortest run and the other
 	// locks share the rest: the suite makes over 10^7 acquisitions here.
-	names := LockNames()
+	names := locks.TortureNames()
 	budget := 150 * time.Second
 	if faults.Enabled {
 		budget = 40 * time.Second
 	}
 	var native int
 	for _, name := range names {
-		if collapses(name) {
+		if lk, _ := LookupLock(name); lk.FIFOSpin {
 			native++
 		}
 	}
@@ -74,7 +71,7 @@ func TestTortureEveryLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := d
-			if collapses(name) {
+			if lk.FIFOSpin {
 				d = shortRun
 			}
 			var out syncBuffer
@@ -295,33 +292,18 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	names := LockNames()
-	for _, want := range []string{"native-ticket", "pv-ticket", "pv-ticket-short", "sync.Mutex"} {
-		if _, err := LookupLock(want); err != nil {
-			t.Errorf("built-in lock %s missing: %v (have %v)", want, err, names)
+func TestLookupLock(t *testing.T) {
+	for _, name := range locks.TortureNames() {
+		if _, err := LookupLock(name); err != nil {
+			t.Error(err)
 		}
 	}
-	if _, err := LookupLock("nope"); err == nil || !strings.Contains(err.Error(), "pv-ticket") {
-		t.Errorf("LookupLock(nope) = %v, want an error listing the known locks", err)
+	if _, err := LookupLock("nope"); err == nil || !strings.Contains(err.Error(), "pv-ticket-short") {
+		t.Errorf("LookupLock(nope) = %v, want an error listing the locks the torture runs", err)
 	}
-	for _, bad := range []func(){
-		func() { RegisterLock("pv-ticket", func() sync.Locker { return new(sync.Mutex) }, nil) },
-		func() { RegisterLock("", func() sync.Locker { return new(sync.Mutex) }, nil) },
-		func() { RegisterLock("x", nil, nil) },
-		func() { RegisterLock("x", nil, nil, Unfair()) },
-		func() { LockStatsCounters(pvlock.NewLockStats("torture-test", "none", []string{"a"})) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("bad registration did not panic")
-				}
-			}()
-			bad()
-		}()
-	}
-	if len(LockNames()) != len(names) {
-		t.Fatal("a failed registration changed the registry")
+	locks.Register(locks.Kind{Name: "test-untorturable", New: func() sync.Locker { return new(sync.Mutex) },
+		TortureOnly: true, NoTorture: "a test says so"})
+	if _, err := LookupLock("test-untorturable"); err == nil || !strings.Contains(err.Error(), "a test says so") {
+		t.Errorf("LookupLock(test-untorturable) = %v, want the registry's reason", err)
 	}
 }

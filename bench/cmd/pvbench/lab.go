@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -47,7 +48,7 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per cell")
 	fs.DurationVar(&o.duration, "duration", time.Second, "length of each run")
-	fs.StringVar(&o.lock, "lock", "pv-ticket", "lock: "+strings.Join(bench.LockNames(), ", "))
+	fs.StringVar(&o.lock, "lock", "pv-ticket", "lock: "+strings.Join(locks.Names(), ", "))
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
 	return func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -56,7 +57,7 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected arguments %q", fs.Args())
 		}
-		if _, err := bench.Lock(o.lock); err != nil {
+		if _, err := locks.Lookup(o.lock); err != nil {
 			return err
 		}
 		var err error

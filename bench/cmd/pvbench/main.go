@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -80,7 +81,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	o := options{set: map[string]bool{}}
 	workload := fs.String("workload", "lockloop", "workload to run: "+strings.Join(bench.WorkloadNames(), ", "))
-	lockList := fs.String("locks", strings.Join(bench.LockNames(), ","), "comma-separated locks (default: all)")
+	lockList := fs.String("locks", strings.Join(locks.Names(), ","), "comma-separated locks (default: all)")
 	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
@@ -111,7 +112,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	for _, name := range splitList(*lockList) {
-		if _, err := bench.Lock(name); err != nil {
+		if _, err := locks.Lookup(name); err != nil {
 			return o, err
 		}
 		o.locks = append(o.locks, name)
@@ -157,7 +158,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 			o.params.CriticalWork, o.params.OutsideWork)
 	}
 	for _, name := range []string{o.base, o.patched} {
-		if _, err := bench.Lock(name); err != nil {
+		if _, err := locks.Lookup(name); err != nil {
 			return o, fmt.Errorf("-base/-patched: %w", err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
 	"go.uber.org/goleak"
 )
 
@@ -35,7 +36,7 @@ func TestParseRejectsBadFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.factors) != 4 || strings.Join(o.locks, ",") != strings.Join(bench.LockNames(), ",") || o.runs < 3 ||
+	if len(o.factors) != 4 || strings.Join(o.locks, ",") != strings.Join(locks.Names(), ",") || o.runs < 3 ||
 		o.workload != "lockloop" || o.vms != 1 || o.outDir != "out" || o.seed != 1 {
 		t.Fatalf("defaults %+v", o)
 	}

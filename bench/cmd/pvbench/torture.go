@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
 )
 
@@ -41,7 +42,7 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 		fs.PrintDefaults()
 	}
 	var c torture.Config
-	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(torture.LockNames(), ", "))
+	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(locks.TortureNames(), ", "))
 	ocList := fs.String("oc", "2", "comma-separated overcommit factors: writer vCPUs per CPU (1-8 is the useful range), one run each")
 	fs.IntVar(&c.VCPUs, "vcpus", 0, "number of writer vCPUs; overrides -oc")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -22,8 +23,8 @@ import (
 var lossyLooks atomic.Uint64
 
 func init() {
-	torture.RegisterLock("test-lossy-stats", func() sync.Locker { return new(sync.Mutex) },
-		func() (uint64, uint64) { n := lossyLooks.Add(1); return n, n })
+	locks.Register(locks.Kind{Name: "test-lossy-stats", TortureOnly: true, New: func() sync.Locker { return new(sync.Mutex) },
+		Stats: func() (uint64, uint64) { n := lossyLooks.Add(1); return n, n }})
 }
 
 func TestTortureSubcommand(t *testing.T) {
