@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 	"time"
 
@@ -57,58 +54,6 @@ func TestMeasureErrors(t *testing.T) {
 		if _, err := Measure(context.Background(), s); err == nil {
 			t.Errorf("Measure(%+v) succeeded", s)
 		}
-	}
-}
-
-func TestReports(t *testing.T) {
-	rows := []Row{
-		{Workload: "lockloop", Lock: "native-ticket", Overcommit: 1, OpsPerSec: 1000, Stdev: 10, VCPUs: 2},
-		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1, OpsPerSec: 990, Stdev: 5, VCPUs: 2},
-		{Workload: "lockloop", Lock: "native-ticket", Overcommit: 2, OpsPerSec: 10, Stdev: 1, VCPUs: 4},
-		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 2, OpsPerSec: 500, Stdev: 20, VCPUs: 4, Halts: 12.5},
-	}
-	var b bytes.Buffer
-	if err := WriteSeedTable(&b, rows, "native-ticket", "pv-ticket"); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, want := range []string{"%improvement", "-1.0", "+4900.0", "2x"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("seed table lacks %q:\n%s", want, out)
-		}
-	}
-	b.Reset()
-	if err := WriteMatrix(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(b.String(), "51%") || !strings.Contains(b.String(), "12.50") {
-		t.Errorf("matrix lacks the vs-1x share or halts:\n%s", b.String())
-	}
-	b.Reset()
-	if err := WriteJSON(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	var back []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"workload", "lock", "overcommit", "ops_per_sec", "stdev", "halts", "kicks"} {
-		if _, ok := back[3][f]; !ok {
-			t.Errorf("JSON row lacks field %q: %v", f, back[3])
-		}
-	}
-	if back[3]["overcommit"] != 2.0 {
-		t.Errorf("overcommit is %v, want the number 2", back[3]["overcommit"])
-	}
-	b.Reset()
-	if err := WriteCSV(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	if lines := strings.Count(b.String(), "\n"); lines != 5 {
-		t.Errorf("CSV has %d lines, want header + 4", lines)
-	}
-	if Improvement(100, 150) != 50 || !math.IsInf(Improvement(0, 1), 1) {
-		t.Error("Improvement arithmetic")
 	}
 }
 

@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -390,90 +386,5 @@ func TestProbeCountsAndSamples(t *testing.T) {
 	r.plain = 0
 	if !slices.Equal(r.fairnessCounts(), acq) {
 		t.Fatal("fairness must use acquisitions when all are charged")
-	}
-}
-
-func TestReportsNewColumns(t *testing.T) {
-	rows := []Row{
-		{Workload: "ebizzy", Lock: "pv-ticket", Overcommit: 1, OpsPerSec: 1000, VCPUs: 2, VMs: 1, Unit: "records",
-			Jain: 0.987, LatP50: 120, LatP99: 45000, LatMax: 3500000},
-	}
-	var b bytes.Buffer
-	if err := WriteMatrix(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"records/s", "jain", "0.987", "120ns", "45.0µs", "3.50ms"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("matrix lacks %q:\n%s", want, b.String())
-		}
-	}
-	b.Reset()
-	if err := WriteJSON(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	var back []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for f, want := range map[string]any{"jain": 0.987, "lat_p50_ns": 120.0, "lat_p99_ns": 45000.0,
-		"lat_max_ns": 3500000.0, "vms": 1.0, "unit": "records", "fairness_max_min": 0.0, "ops_per_sec": 1000.0} {
-		if back[0][f] != want {
-			t.Errorf("JSON %s = %v, want %v", f, back[0][f], want)
-		}
-	}
-	b.Reset()
-	if err := WriteCSV(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 || !strings.HasSuffix(lines[0], ",vms,unit,jain,lat_p50_ns,lat_p99_ns,lat_max_ns") ||
-		!strings.HasSuffix(lines[1], ",1,records,0.9870,120,45000,3500000") {
-		t.Errorf("CSV:\n%s", b.String())
-	}
-}
-
-func TestWritePlots(t *testing.T) {
-	var rows []Row
-	for i, lock := range []string{"native-ticket", "pv-ticket", "sync.Mutex"} {
-		for _, oc := range []float64{0.5, 1, 2, 4} {
-			rows = append(rows, Row{Workload: "lockloop", Lock: lock, Overcommit: oc, Unit: "ops", Runs: 3, PCPUs: 2, VMs: 1,
-				OpsPerSec: 1000 / oc * float64(i+1), Stdev: 10, Jain: 1 / oc, LatP99: uint64(1000 * oc)})
-		}
-	}
-	rows = append(rows, Row{Workload: "ebizzy", Lock: "pv-ticket", Overcommit: 1, Unit: "records", OpsPerSec: 5, Jain: 1})
-	dir := filepath.Join(t.TempDir(), "plots")
-	files, err := WritePlots(dir, rows)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) != 2*3*len(PlotFormats) {
-		t.Fatalf("files %v", files)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch filepath.Ext(f) {
-		case ".png":
-			if !bytes.HasPrefix(b, []byte("\x89PNG")) {
-				t.Errorf("%s is not a PNG", f)
-			}
-		case ".svg":
-			if !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("pv-ticket")) {
-				t.Errorf("%s is not an SVG with the legend", f)
-			}
-		}
-	}
-	for v, want := range map[float64]string{0: "0", 500: "500", 80000: "80k", 2.5e6: "2.5M"} {
-		if got := siLabel(v); got != want {
-			t.Errorf("siLabel(%v) = %q, want %q", v, got, want)
-		}
-	}
-	if _, err := WritePlots(dir, nil); err == nil {
-		t.Error("plotting no rows succeeded")
-	}
-	if _, err := WritePlots(files[0], rows); err == nil {
-		t.Error("plotting into a file succeeded")
 	}
 }

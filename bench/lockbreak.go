@@ -2,13 +2,10 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
@@ -290,27 +287,4 @@ func latencyMicros(ns []int64) (p50, p99, maxv float64) {
 		return float64(ns[i]) / 1e3
 	}
 	return rank(0.50), rank(0.99), float64(ns[len(ns)-1]) / 1e3
-}
-
-// WriteLockBreakTable writes one line per row: the short operations'
-// latency and rate and the batch throughput, with lock-break off and on.
-func WriteLockBreakTable(w io.Writer, rows []LockBreakRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "overcommit\tvCPUs\tlock-break\tshort p50 µs\tp99 µs\tmax µs\tshort ops/s\tbatches/s\tstdev\tbreaks/batch\tyields/batch\t\n")
-	for _, r := range rows {
-		onOff := "off"
-		if r.Break {
-			onOff = "on"
-		}
-		fmt.Fprintf(tw, "%gx\t%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", r.Overcommit, r.VCPUs, onOff,
-			r.P50, r.P99, r.Max, r.ShortPerSec, r.BatchesPerSec, r.BatchStdev, r.Breaks, r.Yields)
-	}
-	return tw.Flush()
-}
-
-// WriteLockBreakJSON writes rows as a JSON array.
-func WriteLockBreakJSON(w io.Writer, rows []LockBreakRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
 }

@@ -1,10 +1,7 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -60,35 +57,6 @@ func TestLatencyMicros(t *testing.T) {
 	}
 	if a, b, c := latencyMicros(nil); a != 0 || b != 0 || c != 0 {
 		t.Fatal("empty input")
-	}
-}
-
-func TestLockBreakTable(t *testing.T) {
-	rows := []LockBreakRow{
-		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: false, P50: 1500, P99: 2100.5, Max: 3000, BatchesPerSec: 400},
-		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: true, P50: 20, P99: 80.25, Max: 900, BatchesPerSec: 380, Breaks: 12.5},
-	}
-	var b bytes.Buffer
-	if err := WriteLockBreakTable(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"p99 µs", "2x", " off", " on", "2100.5", "80.2", "12.5"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, b.String())
-		}
-	}
-	b.Reset()
-	if err := WriteLockBreakJSON(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	var back []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"lock_break", "p50_us", "p99_us", "max_us", "batches_per_sec", "breaks_per_batch"} {
-		if _, ok := back[1][f]; !ok {
-			t.Errorf("JSON row lacks %q: %v", f, back[1])
-		}
 	}
 }
 

@@ -2,13 +2,10 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
@@ -270,65 +267,4 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		row.Deferred, row.Offline = deferred/calls, offline/calls
 	}
 	return row, nil
-}
-
-// findShootdown returns the row of mode at overcommit oc.
-func findShootdown(rows []ShootdownRow, mode string, oc float64) (ShootdownRow, bool) {
-	for _, r := range rows {
-		if r.Mode == mode && r.Overcommit == oc {
-			return r, true
-		}
-	}
-	return ShootdownRow{}, false
-}
-
-// WriteShootdownTable writes the seed's table: records/s with native and PV
-// shootdowns, their standard deviations and the improvement, one line per
-// overcommit factor.
-func WriteShootdownTable(w io.Writer, rows []ShootdownRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "overcommit\tvCPUs\tnative\tstdev\tpv\tstdev\t%%improvement\t\n")
-	var seen []float64
-	for _, r := range rows {
-		if containsFloat(seen, r.Overcommit) {
-			continue
-		}
-		seen = append(seen, r.Overcommit)
-		b, ok1 := findShootdown(rows, pvlock.ShootdownNative.String(), r.Overcommit)
-		p, ok2 := findShootdown(rows, pvlock.ShootdownPV.String(), r.Overcommit)
-		if !ok1 || !ok2 {
-			continue
-		}
-		fmt.Fprintf(tw, "%gx\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%+.1f\t\n", r.Overcommit, b.VCPUs, b.RecordsPerSec, b.Stdev,
-			p.RecordsPerSec, p.Stdev, Improvement(b.RecordsPerSec, p.RecordsPerSec))
-	}
-	return tw.Flush()
-}
-
-func containsFloat(xs []float64, x float64) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// WriteShootdownDetail writes every row: the shootdown rate, the time an
-// initiator spent per shootdown and how it treated its targets.
-func WriteShootdownDetail(w io.Writer, rows []ShootdownRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "mode\tovercommit\tvCPUs\trecords/s\tshootdowns/s\tµs/shootdown\tacked\tkicked\tdeferred\toffline\t\n")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", r.Mode, r.Overcommit, r.VCPUs,
-			r.RecordsPerSec, r.CallsPerSec, r.CallMicros, r.Acked, r.Kicked, r.Deferred, r.Offline)
-	}
-	return tw.Flush()
-}
-
-// WriteShootdownJSON writes rows as a JSON array.
-func WriteShootdownJSON(w io.Writer, rows []ShootdownRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/pvlock/pvlock/bench"
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/bench/report"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -141,11 +142,11 @@ func runLockBreak(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
-	if err := bench.WriteLockBreakTable(stdout, rows); err != nil {
+	if err := report.WriteLockBreakTable(stdout, rows); err != nil {
 		return err
 	}
 	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, bench.WriteLockBreakJSON)
+		return writeFile(o.jsonPath, rows, report.WriteJSON)
 	}
 	return nil
 }
@@ -195,15 +196,15 @@ func runShootdown(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "records/s (higher is better):\n\n")
-	if err := bench.WriteShootdownTable(stdout, rows); err != nil {
+	if err := report.WriteShootdownTable(stdout, rows); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
-	if err := bench.WriteShootdownDetail(stdout, rows); err != nil {
+	if err := report.WriteShootdownDetail(stdout, rows); err != nil {
 		return err
 	}
 	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, bench.WriteShootdownJSON)
+		return writeFile(o.jsonPath, rows, report.WriteJSON)
 	}
 	return nil
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/pvlock/pvlock/bench"
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/bench/report"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -193,7 +194,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return report(o, rows, stdout)
+		return writeReport(o, rows, stdout)
 	}
 	rows, err := measure(ctx, o, stdout, stderr)
 	stop() // a second interrupt while reporting ends pvbench at once
@@ -202,14 +203,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return report(o, rows, stdout)
+		return writeReport(o, rows, stdout)
 	}
 	if len(rows) == 0 {
 		return err
 	}
 	fmt.Fprintf(stdout, "INTERRUPTED during %s: the tables below hold the %d of %d cells that finished.\n\n",
 		intr.cell, intr.done, intr.total)
-	if rerr := report(o, rows, stdout); rerr != nil {
+	if rerr := writeReport(o, rows, stdout); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
@@ -362,11 +363,11 @@ func selectRows[K any](rows []bench.Row, keys []K, match func(bench.Row, K) bool
 	return out, nil
 }
 
-// report prints the tables of rows and writes the requested files.
-func report(o options, rows []bench.Row, stdout io.Writer) error {
+// writeReport prints the tables of rows and writes the requested files.
+func writeReport(o options, rows []bench.Row, stdout io.Writer) error {
 	workload, unit := rows[0].Workload, rows[0].Unit
 	fmt.Fprintf(stdout, "%s throughput, %s/s, mean ±stdev over runs (higher is better):\n\n", workload, unit)
-	if err := bench.WriteHeadline(stdout, rows); err != nil {
+	if err := report.WriteHeadline(stdout, rows); err != nil {
 		return err
 	}
 	var absent []string
@@ -380,28 +381,28 @@ func report(o options, rows []bench.Row, stdout io.Writer) error {
 			o.base, o.patched, strings.Join(absent, " and "))
 	} else {
 		fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
-		if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
+		if err := report.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
 		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
 		unit, bench.SampleEvery)
-	if err := bench.WriteMatrix(stdout, rows); err != nil {
+	if err := report.WriteMatrix(stdout, rows); err != nil {
 		return err
 	}
 	if o.jsonPath != "" {
-		if err := writeFile(o.jsonPath, rows, bench.WriteJSON); err != nil {
+		if err := writeFile(o.jsonPath, rows, report.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if o.csvPath != "" {
-		if err := writeFile(o.csvPath, rows, bench.WriteCSV); err != nil {
+		if err := writeFile(o.csvPath, rows, report.WriteCSV); err != nil {
 			return err
 		}
 	}
 	if o.outDir != "" {
-		files, err := bench.WritePlots(o.outDir, rows)
+		files, err := report.WritePlots(o.outDir, rows)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/report"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -94,16 +95,16 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	rows, err := bench.Sweep(ctx, spec)
 	if len(rows) > 0 {
-		if werr := bench.WriteSweepTable(stdout, rows); werr != nil {
+		if werr := report.WriteSweepTable(stdout, rows); werr != nil {
 			return werr
 		}
 		if *jsonPath != "" {
-			if werr := writeFile(*jsonPath, rows, bench.WriteSweepJSON); werr != nil {
+			if werr := writeFile(*jsonPath, rows, report.WriteJSON); werr != nil {
 				return werr
 			}
 		}
 		if *outDir != "" {
-			files, perr := bench.WriteThroughputPlots(*outDir, bench.SweepPlotRows(rows))
+			files, perr := report.WriteThroughputPlots(*outDir, report.SweepPlotRows(rows))
 			if perr != nil {
 				return perr
 			}
