@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
 
@@ -44,17 +45,32 @@ func TestMeasureCountsHalts(t *testing.T) {
 	}
 }
 
-func TestMeasureErrors(t *testing.T) {
-	for _, s := range []Spec{
-		{Workload: "nope", Lock: "pv-ticket", Overcommit: 1},
-		{Workload: "lockloop", Lock: "nope", Overcommit: 1},
-		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0},
-		{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1, CPUs: []int{1 << 20}},
-	} {
-		if _, err := Measure(context.Background(), s); err == nil {
-			t.Errorf("Measure(%+v) succeeded", s)
+// rejects checks that measure fails on every one of specs.
+func rejects[S, R any](t *testing.T, measure func(context.Context, S) (R, error), specs ...S) {
+	t.Helper()
+	for _, s := range specs {
+		if _, err := measure(context.Background(), s); err == nil {
+			t.Errorf("%T %+v accepted", s, s)
 		}
 	}
+}
+
+func TestMeasureErrors(t *testing.T) {
+	rejects(t, Measure,
+		Spec{Workload: "nope", Lock: "pv-ticket", Overcommit: 1},
+		Spec{Workload: "lockloop", Lock: "nope", Overcommit: 1},
+		Spec{Workload: "lockloop", Lock: "pv-ticket-short", Overcommit: 1}, // the torture's
+		Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0},
+		Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 1, CPUs: []int{1 << 20}})
+	rejects(t, MeasureLockBreak,
+		LockBreakSpec{Spec: Spec{Lock: "sync.Mutex", Overcommit: 1}, Break: true},
+		LockBreakSpec{Spec: Spec{Lock: "nope", Overcommit: 1}},
+		LockBreakSpec{Spec: Spec{Overcommit: 0}},
+		LockBreakSpec{Spec: Spec{Overcommit: 1, CPUs: []int{1 << 20}}})
+	rejects(t, MeasureShootdown,
+		ShootdownSpec{Spec: Spec{Overcommit: 1}, Mode: pvlock.ShootdownMode(7)},
+		ShootdownSpec{Spec: Spec{Lock: "nope", Overcommit: 1}},
+		ShootdownSpec{Spec: Spec{Overcommit: -1}})
 }
 
 func TestWorkUnitsProportional(t *testing.T) {

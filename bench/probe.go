@@ -209,12 +209,11 @@ func (h *latencyHist) quantile(q float64) uint64 {
 	if h.n == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	rank = max(rank, 1)
+	want := uint64(rank(q, int(h.n)))
 	var seen uint64
 	for i, c := range h.counts {
 		seen += c
-		if seen >= rank {
+		if seen >= want {
 			return min(histUpper(i), h.max)
 		}
 	}

@@ -39,20 +39,14 @@ const (
 	DefaultRemapWork  = time.Microsecond
 )
 
-// ShootdownSpec is one cell of the shootdown comparison.
+// ShootdownSpec is one cell of the shootdown comparison: a Spec (its
+// Lock is the mm lock, default "pv-ticket"; Workload, VMs, Seed, Params
+// and NewLock are not used), the cross-vCPU call's mode and the lengths
+// of the work.
 type ShootdownSpec struct {
+	Spec
 	// Mode is the cross-vCPU call's mode: native or PV.
 	Mode pvlock.ShootdownMode
-	// Lock is the mm lock, a registered lock kind (default "pv-ticket").
-	Lock       string
-	Overcommit float64
-	// CPUs are the physical CPUs; nil means all allowed CPUs.
-	CPUs    []int
-	Pinning pvlock.Pinning
-	// Runs, Duration and Warmup are as in Spec (defaults 3, 1s, 100ms).
-	Runs     int
-	Duration time.Duration
-	Warmup   time.Duration
 	// Record is the CPU time of searching one record, Chunk the records a
 	// vCPU searches between two remaps, Remap the work of a remap under
 	// the lock (before its shootdown).
@@ -65,10 +59,11 @@ type ShootdownSpec struct {
 }
 
 func (s *ShootdownSpec) defaults() {
+	s.Workload, s.VMs = "shootdown-"+s.Mode.String(), 1
 	if s.Lock == "" {
 		s.Lock = "pv-ticket"
 	}
-	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
+	s.Spec.defaults()
 	if s.Record <= 0 {
 		s.Record = DefaultRecordWork
 	}
@@ -202,23 +197,25 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 	if err != nil {
 		return ShootdownRow{}, err
 	}
-	vm, cfg, err := labVM("shootdown-"+spec.Mode.String(), spec.Lock, spec.Overcommit, spec.CPUs, spec.Pinning)
+	vms, err := newVMs(spec.Spec)
 	if err != nil {
 		return ShootdownRow{}, err
 	}
-	row := ShootdownRow{Mode: spec.Mode.String(), Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: cfg.VCPUs,
+	vm := vms[0]
+	n := len(vm.VCPUs())
+	row := ShootdownRow{Mode: spec.Mode.String(), Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: n,
 		PCPUs: len(vm.CPUs()), Runs: spec.Runs}
 	run := func(d time.Duration) (*shootdownRun, time.Duration, error) {
 		wctx, cancel := context.WithTimeout(ctx, d+spec.Watchdog)
 		defer cancel()
-		e := newShootdownRun(wctx, lk.New(), cfg.VCPUs, spec)
+		e := newShootdownRun(wctx, lk.New(), n, spec)
 		sd, err := pvlock.NewShootdown(vm, spec.Mode, e.flush)
 		if err != nil {
 			return nil, 0, err
 		}
 		e.sd = sd
 		defer e.sd.Close()
-		elapsed, err := runTimed(ctx, vm, d, e.Op)
+		elapsed, err := runFor(ctx, vms, d, func(v *pvlock.VCPU) func() { return func() { e.Op(v) } })
 		if err == nil && e.err != nil {
 			err = fmt.Errorf("bench: shootdown with %s (its waiters must halt in kick or poll while they spin): %w", spec.Lock, e.err)
 		}
@@ -231,18 +228,13 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		}
 		return e, elapsed, err
 	}
-	if spec.Warmup > 0 {
-		if _, _, err := run(spec.Warmup); err != nil {
-			return row, err
-		}
-	}
 	var rates []float64
 	var calls, callNanos, acked, kicked, deferred, offline float64
 	var elapsedSum time.Duration
-	for r := 0; r < spec.Runs; r++ {
-		e, elapsed, err := run(spec.Duration)
-		if err != nil {
-			return row, err
+	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
+		e, elapsed, err := run(d)
+		if err != nil || r < 0 {
+			return err
 		}
 		var records uint64
 		for _, m := range e.vcpus {
@@ -256,6 +248,10 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		}
 		rates = append(rates, float64(records)/elapsed.Seconds())
 		elapsedSum += elapsed
+		return nil
+	})
+	if err != nil {
+		return row, err
 	}
 	row.RecordsPerSec, row.Stdev = meanStdev(rates)
 	if elapsedSum > 0 {

@@ -6,11 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
@@ -84,8 +81,42 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 	}
 }
 
-// labHeader prints what is being measured on which machine.
-func labHeader(w io.Writer, name string, o labOptions) error {
+// labCommand is a subcommand that measures a mechanism beside the locks
+// themselves: the shared flags and its own, a row of type R per factor
+// and variant V, and its tables.
+type labCommand[V, R any] struct {
+	name     string
+	variants []V
+	// flags declares the command's own flags; the function it returns
+	// checks them once they are parsed.
+	flags func(fs *flag.FlagSet) (check func() error)
+	// intro writes what the command measures, after the header.
+	intro   func(w io.Writer)
+	measure func(ctx context.Context, cell bench.Spec, v V) (R, error)
+	// cell names a cell in errors: cut short by an interrupt, or failed.
+	cell func(oc float64, v V) (interrupted, failed string)
+	// progress is the line written to stderr when a cell is done.
+	progress func(oc float64, v V, row R) string
+	tables   func(w io.Writer, rows []R) error
+}
+
+func (c labCommand[V, R]) run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pvbench "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o labOptions
+	parse := labFlags(fs, &o)
+	check := c.flags(fs)
+	if err := parse(args); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if err := checkOutputFile("json", o.jsonPath); err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
+	defer stop()
 	cpus := o.cpus
 	if cpus == nil {
 		var err error
@@ -93,118 +124,103 @@ func labHeader(w io.Writer, name string, o labOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
-		name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
-	return nil
+	fmt.Fprintf(stdout, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
+		c.name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
+	c.intro(stdout)
+	var rows []R
+	for _, oc := range o.factors {
+		for _, v := range c.variants {
+			row, err := c.measure(ctx, bench.Spec{Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning,
+				Runs: o.runs, Duration: o.duration}, v)
+			interrupted, failed := c.cell(oc, v)
+			if ctx.Err() != nil { // a run cut short still returns a row
+				return errors.New(interrupted)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", failed, err)
+			}
+			fmt.Fprintln(stderr, c.progress(oc, v, row))
+			rows = append(rows, row)
+		}
+	}
+	if err := c.tables(stdout, rows); err != nil || o.jsonPath == "" {
+		return err
+	}
+	return writeFile(o.jsonPath, rows, report.WriteJSON)
 }
 
 func runLockBreak(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pvbench lockbreak", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o labOptions
-	parse := labFlags(fs, &o)
-	batch := fs.Duration("batch", bench.DefaultBatchWork, "CPU time of one batch under the lock")
-	step := fs.Duration("step", bench.DefaultBatchStep, "work between two lock-break checks")
-	if err := parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if *batch <= 0 || *step <= 0 || *step > *batch {
-		return fmt.Errorf("-batch (%v) and -step (%v) must be positive, the step no longer than the batch", *batch, *step)
-	}
-	if err := checkOutputFile("json", o.jsonPath); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := labHeader(stdout, "lockbreak", o); err != nil {
-		return err
-	}
-	wl, _ := bench.WorkloadByName("lockbreak")
-	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
-	var rows []bench.LockBreakRow
-	for _, oc := range o.factors {
-		for _, brk := range []bool{false, true} {
-			row, err := bench.MeasureLockBreak(ctx, bench.LockBreakSpec{
-				Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning, Break: brk,
-				Runs: o.runs, Duration: o.duration, Batch: *batch, Step: *step,
-			})
-			if ctx.Err() != nil { // a run cut short still returns a row
-				return fmt.Errorf("lockbreak interrupted at %gx (break %v)", oc, brk)
+	var batch, step *time.Duration
+	return labCommand[bool, bench.LockBreakRow]{
+		name:     "lockbreak",
+		variants: []bool{false, true},
+		flags: func(fs *flag.FlagSet) func() error {
+			batch = fs.Duration("batch", bench.DefaultBatchWork, "CPU time of one batch under the lock")
+			step = fs.Duration("step", bench.DefaultBatchStep, "work between two lock-break checks")
+			return func() error {
+				if *batch <= 0 || *step <= 0 || *step > *batch {
+					return fmt.Errorf("-batch (%v) and -step (%v) must be positive, the step no longer than the batch", *batch, *step)
+				}
+				return nil
 			}
-			if err != nil {
-				return fmt.Errorf("lockbreak at %gx (break %v): %w", oc, brk, err)
-			}
-			fmt.Fprintf(stderr, "  %4gx break=%-5v  p99 %9.1f µs  %8.1f batches/s\n", oc, brk, row.P99, row.BatchesPerSec)
-			rows = append(rows, row)
-		}
-	}
-	fmt.Fprintf(stdout, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
-	if err := report.WriteLockBreakTable(stdout, rows); err != nil {
-		return err
-	}
-	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, report.WriteJSON)
-	}
-	return nil
+		},
+		intro: func(w io.Writer) {
+			wl, _ := bench.WorkloadByName("lockbreak")
+			fmt.Fprintf(w, "%s\n\n", wl.Doc)
+		},
+		measure: func(ctx context.Context, cell bench.Spec, brk bool) (bench.LockBreakRow, error) {
+			return bench.MeasureLockBreak(ctx, bench.LockBreakSpec{Spec: cell, Break: brk, Batch: *batch, Step: *step})
+		},
+		cell: func(oc float64, brk bool) (string, string) {
+			return fmt.Sprintf("lockbreak interrupted at %gx (break %v)", oc, brk), fmt.Sprintf("lockbreak at %gx (break %v)", oc, brk)
+		},
+		progress: func(oc float64, brk bool, row bench.LockBreakRow) string {
+			return fmt.Sprintf("  %4gx break=%-5v  p99 %9.1f µs  %8.1f batches/s", oc, brk, row.P99, row.BatchesPerSec)
+		},
+		tables: func(w io.Writer, rows []bench.LockBreakRow) error {
+			fmt.Fprintf(w, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
+			return report.WriteLockBreakTable(w, rows)
+		},
+	}.run(args, stdout, stderr)
 }
 
 func runShootdown(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pvbench shootdown", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o labOptions
-	parse := labFlags(fs, &o)
-	chunk := fs.Int("chunk", bench.DefaultChunk, "records a vCPU searches between two remaps (each remap is a shootdown)")
-	record := fs.Duration("record", bench.DefaultRecordWork, "CPU time of searching one record")
-	if err := parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if *chunk < 1 || *record <= 0 {
-		return fmt.Errorf("-chunk (%d) must be at least 1 and -record (%v) positive", *chunk, *record)
-	}
-	if err := checkOutputFile("json", o.jsonPath); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := labHeader(stdout, "shootdown", o); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "ebizzy-like: each vCPU searches %v records and every %d records remaps its chunk under the lock,\n"+
-		"shooting down the other vCPUs' cached views; native waits for every vCPU (waking halted ones), PV skips halted ones.\n\n",
-		*record, *chunk)
-	var rows []bench.ShootdownRow
-	for _, oc := range o.factors {
-		for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownNative, pvlock.ShootdownPV} {
-			row, err := bench.MeasureShootdown(ctx, bench.ShootdownSpec{
-				Mode: mode, Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning,
-				Runs: o.runs, Duration: o.duration, Chunk: *chunk, Record: *record,
-			})
-			if ctx.Err() != nil { // a run cut short still returns a row
-				return fmt.Errorf("shootdown interrupted at %gx (%s)", oc, mode)
+	var chunk *int
+	var record *time.Duration
+	return labCommand[pvlock.ShootdownMode, bench.ShootdownRow]{
+		name:     "shootdown",
+		variants: []pvlock.ShootdownMode{pvlock.ShootdownNative, pvlock.ShootdownPV},
+		flags: func(fs *flag.FlagSet) func() error {
+			chunk = fs.Int("chunk", bench.DefaultChunk, "records a vCPU searches between two remaps (each remap is a shootdown)")
+			record = fs.Duration("record", bench.DefaultRecordWork, "CPU time of searching one record")
+			return func() error {
+				if *chunk < 1 || *record <= 0 {
+					return fmt.Errorf("-chunk (%d) must be at least 1 and -record (%v) positive", *chunk, *record)
+				}
+				return nil
 			}
-			if err != nil {
-				return fmt.Errorf("shootdown %s at %gx: %w", mode, oc, err)
+		},
+		intro: func(w io.Writer) {
+			fmt.Fprintf(w, "ebizzy-like: each vCPU searches %v records and every %d records remaps its chunk under the lock,\n"+
+				"shooting down the other vCPUs' cached views; native waits for every vCPU (waking halted ones), PV skips halted ones.\n\n",
+				*record, *chunk)
+		},
+		measure: func(ctx context.Context, cell bench.Spec, mode pvlock.ShootdownMode) (bench.ShootdownRow, error) {
+			return bench.MeasureShootdown(ctx, bench.ShootdownSpec{Spec: cell, Mode: mode, Chunk: *chunk, Record: *record})
+		},
+		cell: func(oc float64, mode pvlock.ShootdownMode) (string, string) {
+			return fmt.Sprintf("shootdown interrupted at %gx (%s)", oc, mode), fmt.Sprintf("shootdown %s at %gx", mode, oc)
+		},
+		progress: func(oc float64, mode pvlock.ShootdownMode, row bench.ShootdownRow) string {
+			return fmt.Sprintf("  %-6s %4gx  %10.0f records/s  (stdev %.0f)", mode, oc, row.RecordsPerSec, row.Stdev)
+		},
+		tables: func(w io.Writer, rows []bench.ShootdownRow) error {
+			fmt.Fprintf(w, "records/s (higher is better):\n\n")
+			if err := report.WriteShootdownTable(w, rows); err != nil {
+				return err
 			}
-			fmt.Fprintf(stderr, "  %-6s %4gx  %10.0f records/s  (stdev %.0f)\n", mode, oc, row.RecordsPerSec, row.Stdev)
-			rows = append(rows, row)
-		}
-	}
-	fmt.Fprintf(stdout, "records/s (higher is better):\n\n")
-	if err := report.WriteShootdownTable(stdout, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
-	if err := report.WriteShootdownDetail(stdout, rows); err != nil {
-		return err
-	}
-	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, report.WriteJSON)
-	}
-	return nil
+			fmt.Fprintf(w, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
+			return report.WriteShootdownDetail(w, rows)
+		},
+	}.run(args, stdout, stderr)
 }

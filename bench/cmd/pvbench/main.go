@@ -167,20 +167,32 @@ func parse(args []string, stderr io.Writer) (options, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && labCommands[args[0]] != nil {
-		return labCommands[args[0]](args[1:], stdout, stderr) // lab.go, help.go
-	}
+	cmd := runMain
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
-	}
-	o, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+		if cmd = labCommands[args[0]]; cmd == nil { // lab.go, help.go, sweep.go
+			return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
 		}
+		args = args[1:]
+	}
+	if err := cmd(args, stdout, stderr); !errors.Is(err, flag.ErrHelp) {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	return nil // -h printed the usage
+}
+
+// signalContext is the context of a measurement: an interrupt (Ctrl-C)
+// or SIGTERM ends it, and the command reports what it has.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
+
+// runMain is the main job.
+func runMain(args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signalContext()
 	defer stop()
 
 	// Fail before a long run, not after it, on an output nobody can write.

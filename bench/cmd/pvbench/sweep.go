@@ -1,17 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
@@ -39,9 +35,6 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
 	outDir := fs.String("out", "out", "directory for the plots (empty: no plots)")
 	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	if fs.NArg() > 0 {
@@ -82,7 +75,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	maxPoll, _ := pvlock.HaltPoll()
 	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",

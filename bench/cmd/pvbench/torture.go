@@ -6,10 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
@@ -111,13 +108,10 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 func runTorture(args []string, stdout, stderr io.Writer) error {
 	cfgs, err := parseTorture(args, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
 	// An interrupt ends the run early, with the usual report.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	return tortureAll(ctx, cfgs, stdout)
 }
