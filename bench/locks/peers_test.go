@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -17,7 +18,7 @@ func TestEveryLockMutualExclusion(t *testing.T) {
 	for _, name := range TortureNames() {
 		k, _ := Get(name)
 		res, err := locktest.Stress(k.New(), locktest.Config{Overcommit: 2, Iterations: 5000,
-			Deadline: short(150*time.Millisecond, 400*time.Millisecond), Work: 20})
+			Deadline: labtest.Short(150*time.Millisecond, 400*time.Millisecond), Work: 20})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -44,7 +45,7 @@ func TestPeerLocksUnderOvercommit(t *testing.T) {
 	for _, p := range peers {
 		for _, oc := range []float64{2, 4} {
 			res, err := locktest.Stress(p.new(), locktest.Config{Overcommit: oc, Iterations: 20000,
-				Deadline: short(300*time.Millisecond, time.Second), Work: 50,
+				Deadline: labtest.Short(300*time.Millisecond, time.Second), Work: 50,
 				LongHoldEvery: 200, LongHold: 50 * time.Microsecond})
 			if err != nil {
 				t.Fatalf("%s at %gx: %v", p.name, oc, err)
@@ -175,22 +176,10 @@ func TestRegistry(t *testing.T) {
 	}
 }
 
-// short returns the short duration in -short mode, the long one otherwise.
-func short(s, l time.Duration) time.Duration {
-	if testing.Short() {
-		return s
-	}
-	return l
-}
-
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
-		}
-		time.Sleep(50 * time.Microsecond)
+	if !labtest.Eventually(10*time.Second, cond, nil) {
+		t.Fatal("condition not reached in 10s")
 	}
 }

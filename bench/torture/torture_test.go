@@ -1,13 +1,13 @@
 package torture
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/pvlock"
@@ -15,24 +15,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is an io.Writer safe for the monitor and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestTortureEveryLock is the bounded torture suite: every registered
 // lock at 2x and 4x overcommit, with stutter, shuffle and long holds,
@@ -74,7 +56,7 @@ func TestTortureEveryLock(t *testing.T) {
 			if lk.FIFOSpin {
 				d = shortRun
 			}
-			var out syncBuffer
+			var out labtest.Buffer
 			res, err := Run(context.Background(), Config{
 				Lock: lk, Overcommit: oc, Duration: d, Interval: d / 4,
 				Seed:     uint64(oc)*1000 + uint64(len(name)),
@@ -123,7 +105,7 @@ func TestTortureEveryLock(t *testing.T) {
 }
 
 func TestDetectsMutualExclusionViolation(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "leaky", New: func() sync.Locker { return new(leakyLock) }},
 		Duration: 500 * time.Millisecond, Overcommit: 2, Out: &out, noPlain: true,
@@ -141,7 +123,7 @@ func TestDetectsMutualExclusionViolation(t *testing.T) {
 
 func TestDetectsLostWakeup(t *testing.T) {
 	before := pvlock.HaltTimeout()
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := newDroppyLock()
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "droppy", New: func() sync.Locker { return lk }, Stats: lk.stats},
@@ -165,7 +147,7 @@ func TestDetectsLostWakeup(t *testing.T) {
 }
 
 func TestDetectsStarvationAndStall(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving", New: func() sync.Locker { return lk }},
@@ -193,7 +175,7 @@ func TestDetectsStarvationAndStall(t *testing.T) {
 }
 
 func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving-by-design", New: func() sync.Locker { return lk }, Unfair: true},
@@ -208,7 +190,7 @@ func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
 }
 
 func TestGivesUpOnStuckVCPUs(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &stuckLock{release: make(chan struct{})}
 	start := time.Now()
 	res, err := Run(context.Background(), Config{

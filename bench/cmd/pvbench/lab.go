@@ -22,7 +22,7 @@ import (
 //
 //	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)
 //	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)
-var labCommands = map[string]func(args []string, stdout, stderr io.Writer) error{
+var labCommands = map[string]command{
 	"lockbreak": runLockBreak,
 	"shootdown": runShootdown,
 }
@@ -100,7 +100,7 @@ type labCommand[V, R any] struct {
 	tables   func(w io.Writer, rows []R) error
 }
 
-func (c labCommand[V, R]) run(args []string, stdout, stderr io.Writer) error {
+func (c labCommand[V, R]) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pvbench "+c.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o labOptions
@@ -115,8 +115,6 @@ func (c labCommand[V, R]) run(args []string, stdout, stderr io.Writer) error {
 	if err := checkOutputFile("json", o.jsonPath); err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
 	cpus := o.cpus
 	if cpus == nil {
 		var err error
@@ -149,7 +147,7 @@ func (c labCommand[V, R]) run(args []string, stdout, stderr io.Writer) error {
 	return writeFile(o.jsonPath, rows, report.WriteJSON)
 }
 
-func runLockBreak(args []string, stdout, stderr io.Writer) error {
+func runLockBreak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var batch, step *time.Duration
 	return labCommand[bool, bench.LockBreakRow]{
 		name:     "lockbreak",
@@ -181,10 +179,10 @@ func runLockBreak(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(w, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
 			return report.WriteLockBreakTable(w, rows)
 		},
-	}.run(args, stdout, stderr)
+	}.run(ctx, args, stdout, stderr)
 }
 
-func runShootdown(args []string, stdout, stderr io.Writer) error {
+func runShootdown(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var chunk *int
 	var record *time.Duration
 	return labCommand[pvlock.ShootdownMode, bench.ShootdownRow]{
@@ -222,5 +220,5 @@ func runShootdown(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(w, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
 			return report.WriteShootdownDetail(w, rows)
 		},
-	}.run(args, stdout, stderr)
+	}.run(ctx, args, stdout, stderr)
 }

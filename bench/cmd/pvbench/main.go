@@ -166,34 +166,36 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
+// A command is a pvbench subcommand (labCommands). Its context ends on an
+// interrupt (Ctrl-C) or SIGTERM, and the command then reports what it
+// has; -h is flag.ErrHelp, which is no error.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
 func run(args []string, stdout, stderr io.Writer) error {
-	cmd := runMain
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		if cmd = labCommands[args[0]]; cmd == nil { // lab.go, help.go, sweep.go
+		cmd := labCommands[args[0]] // lab.go, help.go, sweep.go
+		if cmd == nil {
 			return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
 		}
-		args = args[1:]
+		err = cmd(ctx, args[1:], stdout, stderr)
+	} else {
+		err = runMain(ctx, stop, args, stdout, stderr)
 	}
-	if err := cmd(args, stdout, stderr); !errors.Is(err, flag.ErrHelp) {
-		return err
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h printed the usage
 	}
-	return nil // -h printed the usage
+	return err
 }
 
-// signalContext is the context of a measurement: an interrupt (Ctrl-C)
-// or SIGTERM ends it, and the command reports what it has.
-func signalContext() (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-// runMain is the main job.
-func runMain(args []string, stdout, stderr io.Writer) error {
+// runMain is the main job; stop ends the handling of interrupts.
+func runMain(ctx context.Context, stop context.CancelFunc, args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
 
 	// Fail before a long run, not after it, on an output nobody can write.
 	if err := errors.Join(checkOutputFile("json", o.jsonPath), checkOutputFile("csv", o.csvPath),

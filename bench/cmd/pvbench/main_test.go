@@ -2,18 +2,18 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
 	"go.uber.org/goleak"
 )
@@ -70,7 +70,7 @@ func TestHelpIsNotAnError(t *testing.T) {
 // pvbench -h and pvbench help list every registered subcommand: the list
 // comes from labCommands, so a command registered anywhere shows up.
 func TestHelpListsEveryCommand(t *testing.T) {
-	labCommands["test-registered"] = func([]string, io.Writer, io.Writer) error { return nil }
+	labCommands["test-registered"] = func(context.Context, []string, io.Writer, io.Writer) error { return nil }
 	defer delete(labCommands, "test-registered")
 	var h, help bytes.Buffer
 	if err := run([]string{"-h"}, &bytes.Buffer{}, &h); err != nil {
@@ -217,32 +217,15 @@ func TestFromRejectsOtherRows(t *testing.T) {
 }
 
 // SIGINT during the main job reports and saves the cells that finished,
-// names the cell it stopped in, and is an error. The signal is a real
-// SIGINT to this process; the test's own signal.Notify keeps it from
-// killing the test binary should it arrive before pvbench listens.
+// names the cell it stopped in, and is an error.
 func TestMainJobSIGINTReportsFinishedCells(t *testing.T) {
-	guard := make(chan os.Signal, 1)
-	signal.Notify(guard, os.Interrupt)
-	defer signal.Stop(guard)
-
 	js := filepath.Join(t.TempDir(), "rows.json")
-	out, errOut := newLineBuffer(), newLineBuffer()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run([]string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
-			"-warmup", "10ms", "-json", js, "-out", ""}, out, errOut)
-	}()
-	// The second cell runs for a second: the signal lands in it.
-	errOut.waitFor(t, "[1/4] pv-ticket 1x: ")
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-errc:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the main job did not stop on SIGINT")
-	}
+	var out, errOut labtest.Buffer
+	err := interrupt(t, []string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
+		"-warmup", "10ms", "-json", js, "-out", ""}, &out, &errOut, func() {
+		// The second cell runs for a second: the signal lands in it.
+		errOut.WaitFor(t, "[1/4] pv-ticket 1x: ")
+	})
 	var intr *interruptedError
 	if !errors.As(err, &intr) || !strings.Contains(err.Error(), "interrupted during sync.Mutex 1x (cell 2 of 4)") {
 		t.Fatalf("run = %v, want the interrupt of sync.Mutex 1x, cell 2 of 4", err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +20,7 @@ func init() { labCommands["sweep"] = runSweep }
 
 // runSweep is `pvbench sweep`: the adaptive waiting policy against fixed
 // spin thresholds and fixed halt-poll windows.
-func runSweep(args []string, stdout, stderr io.Writer) error {
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pvbench sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	wlList := fs.String("workloads", "lockloop,ebizzy", "comma-separated workloads")
@@ -75,8 +76,6 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
 		return err
 	}
-	ctx, stop := signalContext()
-	defer stop()
 	maxPoll, _ := pvlock.HaltPoll()
 	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",
 		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, *runs, *duration,

@@ -105,14 +105,12 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 
 // runTorture runs "pvbench torture": the reports go to stdout, and a
 // FAILURE or an interrupt is returned as an error.
-func runTorture(args []string, stdout, stderr io.Writer) error {
+// An interrupt ends the run early, with the usual report.
+func runTorture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfgs, err := parseTorture(args, stderr)
 	if err != nil {
 		return err
 	}
-	// An interrupt ends the run early, with the usual report.
-	ctx, stop := signalContext()
-	defer stop()
 	return tortureAll(ctx, cfgs, stdout)
 }
 
