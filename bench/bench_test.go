@@ -10,17 +10,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
 func TestMeasureLockloop(t *testing.T) {
 	for _, lock := range []string{"native-ticket", "pv-ticket", "sync.Mutex"} {
-		row, err := Measure(context.Background(), Spec{
+		row := mustMeasure(t, Spec{
 			Workload: "lockloop", Lock: lock, Overcommit: 1,
 			Runs: 2, Duration: 100 * time.Millisecond, Warmup: -1,
 		})
-		if err != nil {
-			t.Fatalf("%s: %v", lock, err)
-		}
 		if row.OpsPerSec <= 0 || row.Runs != 2 || row.VCPUs != row.PCPUs || row.Lock != lock {
 			t.Fatalf("%s: implausible row %+v", lock, row)
 		}
@@ -33,16 +28,23 @@ func TestMeasureLockloop(t *testing.T) {
 func TestMeasureCountsHalts(t *testing.T) {
 	// 4x with the PV ticket lock: waiters are preempted for real, so some
 	// must halt and every halt that ends by kick must be counted as one.
-	row, err := Measure(context.Background(), Spec{
+	row := mustMeasure(t, Spec{
 		Workload: "lockloop", Lock: "pv-ticket", Overcommit: 4,
 		Runs: 1, Duration: 300 * time.Millisecond, Warmup: -1,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if row.Halts <= 0 || row.Kicks <= 0 || row.StealPct <= 0 {
 		t.Fatalf("no halts/kicks/steal at 4x: %+v", row)
 	}
+}
+
+// mustMeasure runs Measure and fails the test on an error.
+func mustMeasure(t *testing.T, spec Spec) Row {
+	t.Helper()
+	row, err := Measure(context.Background(), spec)
+	if err != nil {
+		t.Fatalf("%s on %s at %gx: %v", spec.Workload, spec.Lock, spec.Overcommit, err)
+	}
+	return row
 }
 
 // rejects checks that measure fails on every one of specs.
@@ -99,3 +101,5 @@ func TestWorkUnitsMeanTime(t *testing.T) {
 		t.Fatalf("WorkUnits(%v) = %d units took %v at best (sink %d)", d, n, best, sink)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -244,11 +244,7 @@ func (me *hbVCPU) accept(m *hbMsg, to int) error {
 
 // Units is the messages received during the run.
 func (h *hackbench) Units() uint64 {
-	var n uint64
-	for i := range h.vcpus {
-		n += h.vcpus[i].received
-	}
-	return n
+	return sumOf(h.vcpus, func(v *hbVCPU) uint64 { return v.received })
 }
 
 // Check drains the queues, checking every message left in them, and then

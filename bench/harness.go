@@ -98,17 +98,28 @@ type Row struct {
 // defaults fills in what every cell shares: one VM, 3 measured runs of
 // 1s after a 100ms warm-up (a negative warm-up means none).
 func (s *Spec) defaults() {
-	if s.Runs <= 0 {
-		s.Runs = 3
-	}
-	if s.Duration <= 0 {
-		s.Duration = time.Second
-	}
+	orDefault(&s.Runs, 3)
+	orDefault(&s.Duration, time.Second)
 	if s.Warmup == 0 {
 		s.Warmup = 100 * time.Millisecond
 	}
-	if s.VMs <= 0 {
-		s.VMs = 1
+	orDefault(&s.VMs, 1)
+}
+
+// defaultsFor fills in the defaults of a one-VM cell of the named
+// workload: the lock is "pv-ticket" unless set.
+func (s *Spec) defaultsFor(workload string) {
+	s.Workload, s.VMs = workload, 1
+	if s.Lock == "" {
+		s.Lock = "pv-ticket"
+	}
+	s.defaults()
+}
+
+// orDefault sets *v to def unless it is positive.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 

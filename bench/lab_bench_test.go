@@ -42,17 +42,14 @@ func benchWorkload(b *testing.B, workload string) {
 const benchBatch = 16
 
 func benchOne(b *testing.B, wl Workload, lk locks.Kind, oc float64) {
-	cfg, err := pvlock.Overcommit(oc, nil)
+	vms, err := newVMs(Spec{Workload: wl.Name, Lock: lk.Name, Overcommit: oc, VMs: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	m := newMeter(cfg.VCPUs)
-	inst := wl.Setup(m.wrap(lk.New()), cfg.VCPUs, Params{Seed: 1, NewLock: func() sync.Locker { return m.wrap(lk.New()) }})
-	before := vcpuCounters([]*pvlock.VM{vm})
+	vm, nvcpu := vms[0], len(vms[0].VCPUs())
+	m := newMeter(nvcpu)
+	inst := wl.Setup(m.wrap(lk.New()), nvcpu, Params{Seed: 1, NewLock: func() sync.Locker { return m.wrap(lk.New()) }})
+	before := vcpuCounters(vms)
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	b.ResetTimer()
@@ -78,7 +75,7 @@ func benchOne(b *testing.B, wl Workload, lk locks.Kind, oc float64) {
 			b.Fatal(err)
 		}
 	}
-	after := vcpuCounters([]*pvlock.VM{vm})
+	after := vcpuCounters(vms)
 	var lat latencyHist
 	m.mergeInto(&lat)
 	n := float64(b.N)

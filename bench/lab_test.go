@@ -22,13 +22,10 @@ func TestWorkloadsDoRealWork(t *testing.T) {
 	for _, wl := range []string{"lockloop", "ebizzy", "dbench", "hackbench"} {
 		for _, lock := range []string{"pv-ticket", "sync.Mutex"} {
 			for _, oc := range []float64{1, 2} {
-				row, err := Measure(context.Background(), Spec{
+				row := mustMeasure(t, Spec{
 					Workload: wl, Lock: lock, Overcommit: oc,
 					Runs: 1, Duration: labtest.Short(60*time.Millisecond, 150*time.Millisecond), Warmup: -1, Seed: 42,
 				})
-				if err != nil {
-					t.Fatalf("%s/%s/%gx: %v", wl, lock, oc, err)
-				}
 				w, _ := WorkloadByName(wl)
 				if row.OpsPerSec <= 0 || row.Unit != w.Unit || row.VMs != 1 {
 					t.Errorf("%s/%s/%gx: implausible row %+v", wl, lock, oc, row)
@@ -263,25 +260,17 @@ func TestSeveralVMsShareTheHost(t *testing.T) {
 		t.Fatalf("VM sizes %d and %d", len(vms[0].VCPUs()), len(vms[1].VCPUs()))
 	}
 
-	row, err := Measure(context.Background(), Spec{Workload: "dbench", Lock: "pv-ticket", Overcommit: 2, VMs: 2,
+	row := mustMeasure(t, Spec{Workload: "dbench", Lock: "pv-ticket", Overcommit: 2, VMs: 2,
 		Runs: 2, Duration: 50 * time.Millisecond, Warmup: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if row.VMs != 2 || row.VCPUs != 2*len(cpus) || row.OpsPerSec <= 0 || row.Runs != 2 {
 		t.Fatalf("row %+v", row)
 	}
-	if _, err := Measure(context.Background(), Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0.5, VMs: 4 * len(cpus)}); err == nil {
-		t.Fatal("more VMs than vCPUs accepted")
-	}
+	rejects(t, Measure, Spec{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 0.5, VMs: 4 * len(cpus)}) // more VMs than vCPUs
 }
 
 func TestUndercommit(t *testing.T) {
-	row, err := Measure(context.Background(), Spec{Workload: "hackbench", Lock: "sync.Mutex", Overcommit: 0.5,
+	row := mustMeasure(t, Spec{Workload: "hackbench", Lock: "sync.Mutex", Overcommit: 0.5,
 		Runs: 1, Duration: 50 * time.Millisecond, Warmup: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if row.Overcommit != 0.5 || row.VCPUs < 1 || row.OpsPerSec <= 0 {
 		t.Fatalf("row %+v", row)
 	}

@@ -134,23 +134,11 @@ type LockBreakSpec struct {
 }
 
 func (s *LockBreakSpec) defaults() {
-	s.Workload, s.VMs = "lockbreak", 1
-	if s.Lock == "" {
-		s.Lock = "pv-ticket"
-	}
-	s.Spec.defaults()
-	if s.Batch <= 0 {
-		s.Batch = DefaultBatchWork
-	}
-	if s.Step <= 0 {
-		s.Step = DefaultBatchStep
-	}
-	if s.Short <= 0 {
-		s.Short = DefaultShortWork
-	}
-	if s.Think <= 0 {
-		s.Think = DefaultThinkWork
-	}
+	s.Spec.defaultsFor("lockbreak")
+	orDefault(&s.Batch, DefaultBatchWork)
+	orDefault(&s.Step, DefaultBatchStep)
+	orDefault(&s.Short, DefaultShortWork)
+	orDefault(&s.Think, DefaultThinkWork)
 }
 
 // LockBreakRow is the result of a LockBreakSpec. Latencies pool the short

@@ -48,11 +48,8 @@ func TestLatencyMicros(t *testing.T) {
 }
 
 func TestLockBreakRegistered(t *testing.T) {
-	row, err := Measure(context.Background(), Spec{Workload: "lockbreak", Lock: "pv-ticket", Overcommit: 1,
+	row := mustMeasure(t, Spec{Workload: "lockbreak", Lock: "pv-ticket", Overcommit: 1,
 		Runs: 1, Duration: 100 * time.Millisecond, Warmup: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if row.OpsPerSec <= 0 {
 		t.Fatalf("row %+v", row)
 	}

@@ -38,15 +38,20 @@ const SampleEvery = 16
 
 // Lock acquires the lock without saying for which vCPU (see Acquire).
 func (p *Probe) Lock() {
-	if rand.Uint32()%SampleEvery != 0 {
+	if rand.Uint32()%SampleEvery == 0 {
+		p.timedLock(&p.plainHist)
+	} else {
 		p.inner.Lock()
-		p.plain++
-		return
 	}
+	p.plain++
+}
+
+// timedLock acquires the inner lock and records the wait in h (which the
+// lock guards, or only the calling vCPU writes).
+func (p *Probe) timedLock(h *latencyHist) {
 	start := monoNow()
 	p.inner.Lock()
-	p.plainHist.record(uint64(monoNow() - start))
-	p.plain++
+	h.record(uint64(monoNow() - start))
 }
 
 // Unlock releases the lock.
@@ -56,15 +61,11 @@ func (p *Probe) Unlock() { p.inner.Unlock() }
 // v must be the calling vCPU.
 func (p *Probe) LockOn(v *pvlock.VCPU) {
 	s := &p.m.slots[v.Index()]
-	s.tick++
-	if s.tick%SampleEvery != 0 {
+	if s.tick++; s.tick%SampleEvery != 0 {
 		p.inner.Lock()
-		s.acq++
-		return
+	} else {
+		p.timedLock(&s.hist)
 	}
-	start := monoNow()
-	p.inner.Lock()
-	s.hist.record(uint64(monoNow() - start))
 	s.acq++
 }
 

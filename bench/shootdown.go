@@ -59,23 +59,11 @@ type ShootdownSpec struct {
 }
 
 func (s *ShootdownSpec) defaults() {
-	s.Workload, s.VMs = "shootdown-"+s.Mode.String(), 1
-	if s.Lock == "" {
-		s.Lock = "pv-ticket"
-	}
-	s.Spec.defaults()
-	if s.Record <= 0 {
-		s.Record = DefaultRecordWork
-	}
-	if s.Chunk <= 0 {
-		s.Chunk = DefaultChunk
-	}
-	if s.Remap <= 0 {
-		s.Remap = DefaultRemapWork
-	}
-	if s.Watchdog <= 0 {
-		s.Watchdog = 10 * time.Second
-	}
+	s.Spec.defaultsFor("shootdown-" + s.Mode.String())
+	orDefault(&s.Record, DefaultRecordWork)
+	orDefault(&s.Chunk, DefaultChunk)
+	orDefault(&s.Remap, DefaultRemapWork)
+	orDefault(&s.Watchdog, 10*time.Second)
 }
 
 // ShootdownRow is the result of a ShootdownSpec: means over runs.

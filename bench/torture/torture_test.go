@@ -14,8 +14,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
 // TestTortureEveryLock is the bounded torture suite: every registered
 // lock at 2x and 4x overcommit, with stutter, shuffle and long holds,
 // must end clean. Built with -tags pvlock_faults, the PV ticket runs also
@@ -289,3 +287,5 @@ func TestLookupLock(t *testing.T) {
 		t.Errorf("LookupLock(test-untorturable) = %v, want the registry's reason", err)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

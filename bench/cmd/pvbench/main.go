@@ -176,7 +176,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	var err error
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		cmd := labCommands[args[0]] // lab.go, help.go, sweep.go
+		cmd := labCommands[args[0]] // lab.go, help.go
 		if cmd == nil {
 			return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
 		}
