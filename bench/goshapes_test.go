@@ -65,6 +65,7 @@ func bothStats(b *testing.B, f func(b *testing.B)) {
 		b.Run(name, func(b *testing.B) {
 			pvlock.SetStats(on)
 			defer pvlock.SetStats(true)
+			b.ReportAllocs()
 			f(b)
 		})
 	}
@@ -120,42 +121,46 @@ func BenchmarkGoShapes(b *testing.B) {
 	})
 }
 
+// loop calls op b.N times, and parallel calls op for every iteration of
+// pb. Both are inlined, and so is op where it is a function literal: a
+// loop over a concrete lock type keeps the lock's inlined fast paths,
+// with no call in between (the "-direct" locks), while a sync.Locker
+// makes the two interface calls the lab's locks are measured with.
+func loop(b *testing.B, op func()) {
+	for i := 0; i < b.N; i++ {
+		op()
+	}
+}
+
+func parallel(pb *testing.PB, op func()) {
+	for pb.Next() {
+		op()
+	}
+}
+
+// direct are the "-direct" locks: sync.Mutex and the PV locks called as
+// their concrete types, alone (single) and one padded lock per goroutine
+// (parallel).
+var direct = []struct {
+	name     string
+	single   func(b *testing.B)
+	parallel func(pb *testing.PB)
+}{
+	{"sync.Mutex-direct", func(b *testing.B) { var mu sync.Mutex; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[sync.Mutex]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
+	{"pv-ticket-direct", func(b *testing.B) { var mu ticket.Lock; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[ticket.Lock]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
+	{"pv-qspin-direct", func(b *testing.B) { var mu qspin.Lock; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[qspin.Lock]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
+}
+
 // benchSingle: one goroutine, one lock, called directly, with statistics
 // on and off (BenchmarkUncontendedLocks has every lock through
 // sync.Locker).
 func benchSingle(b *testing.B) {
 	b.Run("lock=two-atomic-adds", benchTwoAtomicAdds)
-	{
-		b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu sync.Mutex
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
-		b.Run("lock=pv-ticket-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu ticket.Lock
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
-		b.Run("lock=pv-qspin-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu qspin.Lock
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
+	for _, d := range direct {
+		b.Run("lock="+d.name, func(b *testing.B) { bothStats(b, d.single) })
 	}
 }
 
@@ -163,66 +168,29 @@ func benchSingle(b *testing.B) {
 // statistics on and off. Different locks on different CPUs must not
 // share a cache line, or this shape stops scaling.
 func benchUncontended(b *testing.B) {
-	{
-		b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
+	for _, d := range direct {
+		b.Run("lock="+d.name, func(b *testing.B) {
+			bothStats(b, func(b *testing.B) { b.RunParallel(d.parallel) })
+		})
+	}
+	for _, name := range goShapeLocks() {
+		lk, _ := locks.Lookup(name)
+		b.Run("lock="+name, func(b *testing.B) {
 			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[sync.Mutex]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
+					// New allocates the lock itself, which cannot be
+					// padded: take the middle one of a burst of
+					// this goroutine's allocations, so that its
+					// neighbours on the heap are locks nobody uses.
+					var burst [9]sync.Locker
+					for i := range burst {
+						burst[i] = lk.New()
 					}
+					l := burst[len(burst)/2]
+					parallel(pb, func() { l.Lock(); l.Unlock() })
 				})
 			})
 		})
-		b.Run("lock=pv-ticket-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[ticket.Lock]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
-					}
-				})
-			})
-		})
-		b.Run("lock=pv-qspin-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[qspin.Lock]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
-					}
-				})
-			})
-		})
-		for _, name := range goShapeLocks() {
-			lk, _ := locks.Lookup(name)
-			b.Run("lock="+name, func(b *testing.B) {
-				bothStats(b, func(b *testing.B) {
-					b.ReportAllocs()
-					b.RunParallel(func(pb *testing.PB) {
-						// New allocates the lock itself, which cannot be
-						// padded: take the middle one of a burst of
-						// this goroutine's allocations, so that its
-						// neighbours on the heap are locks nobody uses.
-						var burst [9]sync.Locker
-						for i := range burst {
-							burst[i] = lk.New()
-						}
-						l := burst[len(burst)/2]
-						for pb.Next() {
-							l.Lock()
-							l.Unlock()
-						}
-					})
-				})
-			})
-		}
 	}
 }
 

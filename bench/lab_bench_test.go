@@ -108,23 +108,16 @@ func BenchmarkHackbench(b *testing.B) { benchWorkload(b, "hackbench") }
 // ticket lock's fast paths are made of, and sync.Mutex called directly.
 func BenchmarkUncontendedLocks(b *testing.B) {
 	b.Run("lock=two-atomic-adds", benchTwoAtomicAdds)
-	b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
-		var mu sync.Mutex
+	b.Run("lock="+direct[0].name, func(b *testing.B) {
 		b.ReportAllocs()
-		for b.Loop() {
-			mu.Lock()
-			mu.Unlock()
-		}
+		direct[0].single(b)
 	})
 	for _, name := range locks.Names() {
 		lk, _ := locks.Lookup(name)
 		b.Run("lock="+name, func(b *testing.B) {
 			l := lk.New()
 			b.ReportAllocs()
-			for b.Loop() {
-				l.Lock()
-				l.Unlock()
-			}
+			loop(b, func() { l.Lock(); l.Unlock() })
 		})
 	}
 }
@@ -146,8 +139,5 @@ func TestUncontendedLocksAllocFree(t *testing.T) {
 func benchTwoAtomicAdds(b *testing.B) {
 	var w atomic.Uint64
 	b.ReportAllocs()
-	for b.Loop() {
-		w.Add(1 << 32)
-		w.Add(1)
-	}
+	loop(b, func() { w.Add(1 << 32); w.Add(1) })
 }
