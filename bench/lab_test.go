@@ -10,10 +10,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
+
+// runLength is the length d of a test run, or 2/5 of it in -short mode.
+func runLength(d time.Duration) time.Duration {
+	if testing.Short() {
+		return d * 2 / 5
+	}
+	return d
+}
 
 // TestWorkloadsDoRealWork runs every lab workload at 1x and 2x with the PV
 // ticket lock and with sync.Mutex. Measure checks each instance's
@@ -24,7 +31,7 @@ func TestWorkloadsDoRealWork(t *testing.T) {
 			for _, oc := range []float64{1, 2} {
 				row := mustMeasure(t, Spec{
 					Workload: wl, Lock: lock, Overcommit: oc,
-					Runs: 1, Duration: labtest.Short(60*time.Millisecond, 150*time.Millisecond), Warmup: -1, Seed: 42,
+					Runs: 1, Duration: runLength(150 * time.Millisecond), Warmup: -1, Seed: 42,
 				})
 				w, _ := WorkloadByName(wl)
 				if row.OpsPerSec <= 0 || row.Unit != w.Unit || row.VMs != 1 {
@@ -75,7 +82,7 @@ func ticketLocks() func() sync.Locker {
 
 func TestHackbenchDeliversEverything(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5, 8} {
-		h := runDirect(t, "hackbench", n, labtest.Short(60*time.Millisecond, 150*time.Millisecond), 1, ticketLocks()).(*hackbench)
+		h := runDirect(t, "hackbench", n, runLength(150*time.Millisecond), 1, ticketLocks()).(*hackbench)
 		if err := h.Check(); err != nil {
 			t.Fatalf("%d vCPUs: %v", n, err)
 		}
@@ -129,7 +136,7 @@ func TestHackbenchGroups(t *testing.T) {
 }
 
 func TestDbenchTableStaysConsistent(t *testing.T) {
-	d := runDirect(t, "dbench", 4, labtest.Short(80*time.Millisecond, 200*time.Millisecond), 3, ticketLocks()).(*dbench)
+	d := runDirect(t, "dbench", 4, runLength(200*time.Millisecond), 3, ticketLocks()).(*dbench)
 	if err := d.Check(); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +170,7 @@ func TestDbenchTableStaysConsistent(t *testing.T) {
 }
 
 func TestEbizzyArena(t *testing.T) {
-	e := runDirect(t, "ebizzy", 3, labtest.Short(60*time.Millisecond, 150*time.Millisecond), 5, ticketLocks()).(*ebizzy)
+	e := runDirect(t, "ebizzy", 3, runLength(150*time.Millisecond), 5, ticketLocks()).(*ebizzy)
 	if err := e.Check(); err != nil {
 		t.Fatal(err)
 	}

@@ -9,23 +9,6 @@ import (
 	"github.com/pvlock/pvlock/internal/locktest"
 )
 
-// TestEveryLockMutualExclusion stresses every registered lock briefly at
-// 2x; the peers below get longer runs. The deadline counts from before
-// the VM starts, which on a loaded host can take most of a short one.
-func TestEveryLockMutualExclusion(t *testing.T) {
-	for _, name := range TortureNames() {
-		k, _ := Get(name)
-		res, err := locktest.Stress(k.New(), locktest.Config{Overcommit: 2, Iterations: 5000,
-			Deadline: 400 * time.Millisecond, Work: 20})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if res.Acquisitions == 0 {
-			t.Fatalf("%s: no acquisitions", name)
-		}
-	}
-}
-
 // TestPeerLocksUnderOvercommit: the lab's own locks keep mutual exclusion
 // at 2x and 4x, with long holds that get holders preempted, and with a
 // preemptable ticket lock whose unit is so small that nearly every waiter

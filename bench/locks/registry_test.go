@@ -5,7 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -52,5 +54,22 @@ func TestRegistry(t *testing.T) {
 	}
 	if len(Names()) != len(lab) || len(TortureNames()) != len(tort) {
 		t.Fatal("a failed registration changed the registry")
+	}
+}
+
+// TestEveryLockMutualExclusion stresses every registered lock briefly at
+// 2x; the peers below get longer runs. The deadline counts from before
+// the VM starts, which on a loaded host can take most of a short one.
+func TestEveryLockMutualExclusion(t *testing.T) {
+	for _, name := range TortureNames() {
+		k, _ := Get(name)
+		res, err := locktest.Stress(k.New(), locktest.Config{Overcommit: 2, Iterations: 5000,
+			Deadline: 400 * time.Millisecond, Work: 20})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if res.Acquisitions == 0 {
+			t.Fatalf("%s: no acquisitions", name)
+		}
 	}
 }
