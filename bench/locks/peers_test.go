@@ -26,7 +26,7 @@ func TestPeerLocksUnderOvercommit(t *testing.T) {
 	for _, p := range peers {
 		for _, oc := range []float64{2, 4} {
 			res, err := locktest.Stress(p.new(), locktest.Config{Overcommit: oc, Iterations: 20000,
-				Deadline: labtest.Short(300*time.Millisecond, time.Second), Work: 50,
+				Deadline: labtest.Short(time.Second, 2*time.Second), Work: 50,
 				LongHoldEvery: 200, LongHold: 50 * time.Microsecond})
 			if err != nil {
 				t.Fatalf("%s at %gx: %v", p.name, oc, err)
