@@ -41,15 +41,22 @@ func (l *Buffer) String() string {
 // minute.
 func (l *Buffer) WaitFor(t *testing.T, s string) {
 	t.Helper()
+	if !l.Await(time.Minute, func(out string) bool { return strings.Contains(out, s) }) {
+		t.Fatalf("output never showed %q:\n%s", s, l.String())
+	}
+}
+
+// Await waits until cond holds for the output, looking again after every
+// write, and reports whether it did within timeout. Unlike WaitFor it may
+// be called from any goroutine.
+func (l *Buffer) Await(timeout time.Duration, cond func(out string) bool) bool {
 	l.mu.Lock()
 	if l.more == nil {
 		l.more = make(chan struct{}, 1)
 	}
 	more := l.more
 	l.mu.Unlock()
-	if !Eventually(time.Minute, func() bool { return strings.Contains(l.String(), s) }, more) {
-		t.Fatalf("output never showed %q:\n%s", s, l.String())
-	}
+	return Eventually(timeout, func() bool { return cond(l.String()) }, more)
 }
 
 // Eventually waits until cond holds and reports whether it did before
