@@ -204,9 +204,10 @@ func BenchmarkHackbench(b *testing.B) { benchWorkload(b, "hackbench") }
 // ticket lock's fast paths are made of, and sync.Mutex called directly.
 func BenchmarkUncontendedLocks(b *testing.B) {
 	b.Run("lock=two-atomic-adds", benchTwoAtomicAdds)
-	b.Run("lock="+direct[0].name, func(b *testing.B) {
+	mutex := direct[0] // sync.Mutex-direct
+	b.Run("lock="+mutex.name, func(b *testing.B) {
 		b.ReportAllocs()
-		direct[0].single(b)
+		mutex.single(b)
 	})
 	for _, name := range locks.Names() {
 		lk, _ := locks.Lookup(name)
