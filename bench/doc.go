@@ -1,33 +1,45 @@
 // Package bench is pvlock's overcommit laboratory: it runs workloads on
 // pinned vCPU threads at chosen overcommit factors, against every lock the
-// lab knows, and reports throughput, halts, kicks, steal time, fairness and
-// acquisition latency in the style of the PV ticketlock thread's tables.
+// lab knows, and measures throughput, halts, kicks, steal time, fairness
+// and acquisition latency in the style of the PV ticketlock thread's
+// tables.
 //
-// The pieces:
+// The lab is layered, the imports pointing one way (down this list):
 //
-//   - Locks (RegisterLock, LockNames): native-ticket, pv-ticket,
-//     native-qspin, pv-qspin, pv-qspin-nosteal, tas and sync.Mutex, and
-//     two peers defined here: ple-yield (a native ticket lock with an
-//     emulated pause-loop exit, PLEYield) and preemptable-ticket (Ouyang's
-//     preemptable ticket lock, PreemptableTicket). Adding a lock is one
-//     RegisterLock call.
-//   - Workloads (RegisterWorkload, WorkloadNames): lockloop, ebizzy,
-//     dbench, hackbench and lockbreak, each documented in its Doc.
-//     lockbreak also has its own harness (MeasureLockBreak), as has the
-//     cross-vCPU call benchmark (MeasureShootdown).
-//   - The harness (Measure, Spec): host CPUs, overcommit factor (0.5x and
-//     up), several VMs sharing the host, pinning, warm-up, repeated runs
-//     (mean and stdev), a seed for the workloads' random choices. Every
-//     lock a workload gets is wrapped in a Probe, which counts each vCPU's
-//     acquisitions (fairness: MaxMin and Jain) and times one in
-//     SampleEvery of them (p50, p99, max).
-//   - Reports: WriteHeadline, WriteSeedTable (base, stdev, patched, stdev,
-//     %improvement for any pair), WriteMatrix, WriteJSON, WriteCSV and
-//     WritePlots (PNG and SVG).
+//   - bench/cmd/pvbench, the CLI: the main job and the lockbreak,
+//     shootdown, sweep and torture subcommands. It alone reaches gonum,
+//     through bench/report.
+//   - bench/report: the tables (WriteHeadline, WriteSeedTable,
+//     WriteMatrix and the lockbreak, shootdown and sweep tables), JSON
+//     (WriteJSON, one writer for every kind of row), CSV (WriteCSV, by
+//     encoding/csv) and the plots (WritePlots, PNG and SVG).
+//   - bench/torture: locktorture for pvlock.
+//   - bench, this package: the harness and the workloads.
+//   - bench/locks: the one lock registry (Register, Lookup, Names) of the
+//     lab, the torture and the benchmarks, with the lab's peer locks
+//     ple-yield and preemptable-ticket.
 //
-// The CLI is bench/cmd/pvbench; `go test -bench` suites live next to this
-// file (BenchmarkLockloop/lock=pv-ticket/oc=2x and friends). A measurement
-// from code:
+// This package holds
+//
+//   - the harness (harness.go): one Spec (host CPUs, overcommit factor,
+//     0.5x and up, several VMs sharing the host, pinning, warm-up, repeated
+//     runs, a seed for the workloads' random choices), one VM builder, one
+//     runner timing every run on the monotonic clock, and Measure, which
+//     summarises a Spec as a Row (means and stdevs over runs). Every lock a
+//     workload gets is wrapped in a Probe (probe.go), which counts each
+//     vCPU's acquisitions (fairness: MaxMin and Jain) and times one in
+//     SampleEvery of them (p50, p99, max);
+//   - the workloads, one a file (RegisterWorkload, WorkloadNames):
+//     lockloop (workload.go), ebizzy, dbench, hackbench and lockbreak,
+//     each documented in its Doc. lockbreak and the cross-vCPU call
+//     benchmark shootdown have harnesses of their own, MeasureLockBreak
+//     and MeasureShootdown, whose specs embed Spec;
+//   - Sweep (sweep.go): the adaptive waiting policy against fixed spin
+//     thresholds and halt-poll windows.
+//
+// `go test -bench` suites live next to this file
+// (BenchmarkLockloop/lock=pv-ticket/oc=2x and friends, BenchmarkGoShapes,
+// BenchmarkUncontendedLocks). A measurement from code:
 //
 //	row, err := bench.Measure(ctx, bench.Spec{
 //		Workload:   "ebizzy",

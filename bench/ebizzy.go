@@ -143,11 +143,7 @@ func search(xs []uint64, key uint64) int {
 }
 
 func (e *ebizzy) Units() uint64 {
-	var n uint64
-	for i := range e.vcpus {
-		n += e.vcpus[i].found
-	}
-	return n
+	return sumOf(e.vcpus, func(v *ebizzyVCPU) uint64 { return v.found })
 }
 
 // Check verifies that every allocation was freed by its owner.

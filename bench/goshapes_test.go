@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
@@ -24,19 +25,27 @@ import (
 
 // goShapeLocks returns the locks of the uncontended shapes: every
 // registered lock, through sync.Locker.
-func goShapeLocks() []string { return LockNames() }
+func goShapeLocks() []string { return locks.Names() }
 
-// goContendedLocks are the locks of the contended shapes. The locks whose
-// waiters spin without bound and in FIFO order (native-ticket,
-// native-qspin, preemptable-ticket) are left out: on goroutines that
+// goContendedLocks returns the locks of the contended shapes: the lab's
+// locks but the FIFO spinlocks (locks.Kind.FIFOSpin: native-ticket,
+// native-qspin, preemptable-ticket, ple-yield). On goroutines that
 // outnumber the Ps, every hand-off to a waiter that is not running waits
 // for the scheduler to preempt a spinner (10 ms), so a run takes minutes
 // (tight at GOMAXPROCS 2, 2026-12-01: native-ticket 2.2 µs/op,
 // preemptable-ticket 4.4 µs/op, native-qspin in slack did not finish a
-// 50 ms benchtime within 3 minutes). ple-yield, whose waiters
-// sched_yield the whole thread, is left out for the same reason (tight:
-// 0.4-2.1 µs/op at GOMAXPROCS 2, work: 28 µs/op at 8).
-var goContendedLocks = []string{"sync.Mutex", "pv-qspin", "pv-qspin-nosteal", "pv-ticket", "tas"}
+// 50 ms benchtime within 3 minutes; ple-yield, whose waiters sched_yield
+// the whole thread, tight: 0.4-2.1 µs/op at GOMAXPROCS 2, work: 28 µs/op
+// at 8).
+func goContendedLocks() []locks.Kind {
+	var out []locks.Kind
+	for _, name := range locks.Names() {
+		if k, _ := locks.Lookup(name); !k.FIFOSpin {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // padded is a lock alone on its cache lines, as Go's PaddedMutex.
 type padded[L any] struct {
@@ -56,6 +65,7 @@ func bothStats(b *testing.B, f func(b *testing.B)) {
 		b.Run(name, func(b *testing.B) {
 			pvlock.SetStats(on)
 			defer pvlock.SetStats(true)
+			b.ReportAllocs()
 			f(b)
 		})
 	}
@@ -92,26 +102,56 @@ func BenchmarkGoShapes(b *testing.B) {
 		{"workslack", 10, true},
 	} {
 		b.Run("shape="+s.name, func(b *testing.B) {
-			for _, name := range goContendedLocks {
-				lk, _ := Lock(name)
-				b.Run("lock="+name, func(b *testing.B) {
+			for _, lk := range goContendedLocks() {
+				b.Run("lock="+lk.Name, func(b *testing.B) {
 					benchShared(b, lk.New(), s.parallelism, s.work)
 				})
 			}
 		})
 	}
 	b.Run("shape=spin", func(b *testing.B) {
-		for _, name := range goContendedLocks {
-			lk, _ := Lock(name)
-			b.Run("lock="+name, func(b *testing.B) { benchSpin(b, lk.New()) })
+		for _, lk := range goContendedLocks() {
+			b.Run("lock="+lk.Name, func(b *testing.B) { benchSpin(b, lk.New()) })
 		}
 	})
 	b.Run("shape=nospin", func(b *testing.B) {
-		for _, name := range goContendedLocks {
-			lk, _ := Lock(name)
-			b.Run("lock="+name, func(b *testing.B) { benchNoSpin(b, lk.New()) })
+		for _, lk := range goContendedLocks() {
+			b.Run("lock="+lk.Name, func(b *testing.B) { benchNoSpin(b, lk.New()) })
 		}
 	})
+}
+
+// loop calls op b.N times, and parallel calls op for every iteration of
+// pb. Both are inlined, and so is op where it is a function literal: a
+// loop over a concrete lock type keeps the lock's inlined fast paths,
+// with no call in between (the "-direct" locks), while a sync.Locker
+// makes the two interface calls the lab's locks are measured with.
+func loop(b *testing.B, op func()) {
+	for i := 0; i < b.N; i++ {
+		op()
+	}
+}
+
+func parallel(pb *testing.PB, op func()) {
+	for pb.Next() {
+		op()
+	}
+}
+
+// direct are the "-direct" locks: sync.Mutex and the PV locks called as
+// their concrete types, alone (single) and one padded lock per goroutine
+// (parallel).
+var direct = []struct {
+	name     string
+	single   func(b *testing.B)
+	parallel func(pb *testing.PB)
+}{
+	{"sync.Mutex-direct", func(b *testing.B) { var mu sync.Mutex; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[sync.Mutex]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
+	{"pv-ticket-direct", func(b *testing.B) { var mu ticket.Lock; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[ticket.Lock]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
+	{"pv-qspin-direct", func(b *testing.B) { var mu qspin.Lock; loop(b, func() { mu.Lock(); mu.Unlock() }) },
+		func(pb *testing.PB) { var mu padded[qspin.Lock]; parallel(pb, func() { mu.l.Lock(); mu.l.Unlock() }) }},
 }
 
 // benchSingle: one goroutine, one lock, called directly, with statistics
@@ -119,37 +159,8 @@ func BenchmarkGoShapes(b *testing.B) {
 // sync.Locker).
 func benchSingle(b *testing.B) {
 	b.Run("lock=two-atomic-adds", benchTwoAtomicAdds)
-	{
-		b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu sync.Mutex
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
-		b.Run("lock=pv-ticket-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu ticket.Lock
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
-		b.Run("lock=pv-qspin-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				var mu qspin.Lock
-				b.ReportAllocs()
-				for b.Loop() {
-					mu.Lock()
-					mu.Unlock()
-				}
-			})
-		})
+	for _, d := range direct {
+		b.Run("lock="+d.name, func(b *testing.B) { bothStats(b, d.single) })
 	}
 }
 
@@ -157,66 +168,29 @@ func benchSingle(b *testing.B) {
 // statistics on and off. Different locks on different CPUs must not
 // share a cache line, or this shape stops scaling.
 func benchUncontended(b *testing.B) {
-	{
-		b.Run("lock=sync.Mutex-direct", func(b *testing.B) {
+	for _, d := range direct {
+		b.Run("lock="+d.name, func(b *testing.B) {
+			bothStats(b, func(b *testing.B) { b.RunParallel(d.parallel) })
+		})
+	}
+	for _, name := range goShapeLocks() {
+		lk, _ := locks.Lookup(name)
+		b.Run("lock="+name, func(b *testing.B) {
 			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[sync.Mutex]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
+					// New allocates the lock itself, which cannot be
+					// padded: take the middle one of a burst of
+					// this goroutine's allocations, so that its
+					// neighbours on the heap are locks nobody uses.
+					var burst [9]sync.Locker
+					for i := range burst {
+						burst[i] = lk.New()
 					}
+					l := burst[len(burst)/2]
+					parallel(pb, func() { l.Lock(); l.Unlock() })
 				})
 			})
 		})
-		b.Run("lock=pv-ticket-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[ticket.Lock]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
-					}
-				})
-			})
-		})
-		b.Run("lock=pv-qspin-direct", func(b *testing.B) {
-			bothStats(b, func(b *testing.B) {
-				b.ReportAllocs()
-				b.RunParallel(func(pb *testing.PB) {
-					var mu padded[qspin.Lock]
-					for pb.Next() {
-						mu.l.Lock()
-						mu.l.Unlock()
-					}
-				})
-			})
-		})
-		for _, name := range goShapeLocks() {
-			lk, _ := Lock(name)
-			b.Run("lock="+name, func(b *testing.B) {
-				bothStats(b, func(b *testing.B) {
-					b.ReportAllocs()
-					b.RunParallel(func(pb *testing.PB) {
-						// New allocates the lock itself, which cannot be
-						// padded: take the middle one of a burst of
-						// this goroutine's allocations, so that its
-						// neighbours on the heap are locks nobody uses.
-						var burst [9]sync.Locker
-						for i := range burst {
-							burst[i] = lk.New()
-						}
-						l := burst[len(burst)/2]
-						for pb.Next() {
-							l.Lock()
-							l.Unlock()
-						}
-					})
-				})
-			})
-		}
 	}
 }
 

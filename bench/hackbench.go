@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
@@ -25,7 +24,7 @@ const (
 	// full queues) polls before it halts, and hbHalt bounds the halt, so
 	// that it notices the end of the run even if nothing ever changes.
 	hbPolls = 256
-	hbHalt  = time.Millisecond
+	hbHalt  = 1_000_000 // ns (a time.Duration): 1ms
 )
 
 // hackbench is hackbench's groups of senders and receivers, with the
@@ -244,11 +243,7 @@ func (me *hbVCPU) accept(m *hbMsg, to int) error {
 
 // Units is the messages received during the run.
 func (h *hackbench) Units() uint64 {
-	var n uint64
-	for i := range h.vcpus {
-		n += h.vcpus[i].received
-	}
-	return n
+	return sumOf(h.vcpus, func(v *hbVCPU) uint64 { return v.received })
 }
 
 // Check drains the queues, checking every message left in them, and then

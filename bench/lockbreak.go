@@ -2,15 +2,12 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
-	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -122,21 +119,14 @@ func init() {
 	})
 }
 
-// LockBreakSpec is one cell of the lockbreak comparison.
+// LockBreakSpec is one cell of the lockbreak comparison: a Spec (its
+// Lock, default "pv-ticket", must have IsContended to break; Workload,
+// VMs, Seed, Params and NewLock are not used) and the lengths of the
+// work.
 type LockBreakSpec struct {
-	// Lock is a registered lock kind; lock-break needs one with
-	// IsContended (default "pv-ticket").
-	Lock       string
-	Overcommit float64
-	// CPUs are the physical CPUs; nil means all allowed CPUs.
-	CPUs    []int
-	Pinning pvlock.Pinning
+	Spec
 	// Break makes batches call VCPU.CondRelock after every step.
 	Break bool
-	// Runs, Duration and Warmup are as in Spec (defaults 3, 1s, 100ms).
-	Runs     int
-	Duration time.Duration
-	Warmup   time.Duration
 	// Batch is the CPU time of one batch, Step the work between two
 	// checks, Short a short operation's critical section and Think the
 	// work a short-operation vCPU does between two of them.
@@ -144,22 +134,11 @@ type LockBreakSpec struct {
 }
 
 func (s *LockBreakSpec) defaults() {
-	if s.Lock == "" {
-		s.Lock = "pv-ticket"
-	}
-	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
-	if s.Batch <= 0 {
-		s.Batch = DefaultBatchWork
-	}
-	if s.Step <= 0 {
-		s.Step = DefaultBatchStep
-	}
-	if s.Short <= 0 {
-		s.Short = DefaultShortWork
-	}
-	if s.Think <= 0 {
-		s.Think = DefaultThinkWork
-	}
+	s.Spec.defaultsFor("lockbreak")
+	orDefault(&s.Batch, DefaultBatchWork)
+	orDefault(&s.Step, DefaultBatchStep)
+	orDefault(&s.Short, DefaultShortWork)
+	orDefault(&s.Think, DefaultThinkWork)
 }
 
 // LockBreakRow is the result of a LockBreakSpec. Latencies pool the short
@@ -193,36 +172,32 @@ type LockBreakRow struct {
 // MeasureLockBreak runs a LockBreakSpec and summarises it.
 func MeasureLockBreak(ctx context.Context, spec LockBreakSpec) (LockBreakRow, error) {
 	spec.defaults()
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return LockBreakRow{}, err
 	}
 	if spec.Break && contender(lk.New()) == nil {
 		return LockBreakRow{}, fmt.Errorf("bench: lockbreak with %s: the lock has no IsContended, so it cannot break", spec.Lock)
 	}
-	vm, cfg, err := labVM("lockbreak", spec.Lock, spec.Overcommit, spec.CPUs, spec.Pinning)
+	vms, err := newVMs(spec.Spec)
 	if err != nil {
 		return LockBreakRow{}, err
 	}
-	if cfg.VCPUs < 2 {
-		return LockBreakRow{}, fmt.Errorf("bench: lockbreak needs at least 2 vCPUs (a batch vCPU and a short one), got %d", cfg.VCPUs)
+	vm := vms[0]
+	n := len(vm.VCPUs())
+	if n < 2 {
+		return LockBreakRow{}, fmt.Errorf("bench: lockbreak needs at least 2 vCPUs (a batch vCPU and a short one), got %d", n)
 	}
-	row := LockBreakRow{Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: cfg.VCPUs, PCPUs: len(vm.CPUs()),
+	row := LockBreakRow{Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: n, PCPUs: len(vm.CPUs()),
 		Runs: spec.Runs, Break: spec.Break}
-	if spec.Warmup > 0 {
-		inst := newLockBreak(lk.New(), spec.Break, cfg.VCPUs, spec, false)
-		if _, err := runTimed(ctx, vm, spec.Warmup, inst.Op); err != nil {
-			return row, err
-		}
-	}
 	var lat []int64
 	var batchRates, shortRates []float64
 	var batches, breaks, yields uint64
-	for r := 0; r < spec.Runs; r++ {
-		inst := newLockBreak(lk.New(), spec.Break, cfg.VCPUs, spec, true)
-		elapsed, err := runTimed(ctx, vm, spec.Duration, inst.Op)
-		if err != nil {
-			return row, err
+	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
+		inst := newLockBreak(lk.New(), spec.Break, n, spec, r >= 0)
+		elapsed, err := runFor(ctx, vms, d, func(v *pvlock.VCPU) func() { return func() { inst.Op(v) } })
+		if err != nil || r < 0 {
+			return err
 		}
 		var short uint64
 		for _, l := range inst.lat {
@@ -234,6 +209,10 @@ func MeasureLockBreak(ctx context.Context, spec LockBreakSpec) (LockBreakRow, er
 		batches += inst.batches
 		breaks += inst.breaks
 		yields += vm.VCPUs()[0].Yields()
+		return nil
+	})
+	if err != nil {
+		return row, err
 	}
 	row.ShortOps = uint64(len(lat))
 	row.P50, row.P99, row.Max = latencyMicros(lat)
@@ -246,70 +225,13 @@ func MeasureLockBreak(ctx context.Context, spec LockBreakSpec) (LockBreakRow, er
 	return row, nil
 }
 
-// labVM makes the VM of one cell of the lockbreak and shootdown labs.
-func labVM(workload, lock string, oc float64, cpus []int, pin pvlock.Pinning) (*pvlock.VM, pvlock.Config, error) {
-	cfg, err := pvlock.Overcommit(oc, cpus)
-	if err != nil {
-		return nil, cfg, err
-	}
-	cfg.Pinning = pin
-	cfg.Name = fmt.Sprintf("%s-%s-%gx", workload, lock, oc)
-	vm, err := pvlock.NewVM(cfg)
-	return vm, cfg, err
-}
-
-// runTimed runs op in a loop on every vCPU of vm for d (timed from the start
-// of the first vCPU) and returns the time until the last vCPU noticed the
-// end. An op in progress at the end is finished, not interrupted.
-func runTimed(ctx context.Context, vm *pvlock.VM, d time.Duration, op func(v *pvlock.VCPU)) (time.Duration, error) {
-	var stop atomic.Bool
-	var started atomic.Int64
-	err := vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
-		if started.CompareAndSwap(0, time.Now().UnixNano()) {
-			time.AfterFunc(d, func() { stop.Store(true) })
-		}
-		for !stop.Load() && ctx.Err() == nil {
-			op(v)
-		}
-		return nil
-	})
-	return time.Duration(time.Now().UnixNano() - started.Load()), err
-}
-
 // latencyMicros returns the median, 99th percentile and maximum of ns, in
-// microseconds (nearest-rank percentiles). It sorts ns.
+// microseconds (nearest-rank percentiles, see rank). It sorts ns.
 func latencyMicros(ns []int64) (p50, p99, maxv float64) {
 	if len(ns) == 0 {
 		return 0, 0, 0
 	}
 	slices.Sort(ns)
-	rank := func(p float64) float64 {
-		i := int(p*float64(len(ns))+0.5) - 1
-		i = min(max(i, 0), len(ns)-1)
-		return float64(ns[i]) / 1e3
-	}
-	return rank(0.50), rank(0.99), float64(ns[len(ns)-1]) / 1e3
-}
-
-// WriteLockBreakTable writes one line per row: the short operations'
-// latency and rate and the batch throughput, with lock-break off and on.
-func WriteLockBreakTable(w io.Writer, rows []LockBreakRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "overcommit\tvCPUs\tlock-break\tshort p50 µs\tp99 µs\tmax µs\tshort ops/s\tbatches/s\tstdev\tbreaks/batch\tyields/batch\t\n")
-	for _, r := range rows {
-		onOff := "off"
-		if r.Break {
-			onOff = "on"
-		}
-		fmt.Fprintf(tw, "%gx\t%d\t%s\t%.1f\t%.1f\t%.0f\t%.0f\t%.1f\t%.1f\t%.1f\t%.2f\t\n", r.Overcommit, r.VCPUs, onOff,
-			r.P50, r.P99, r.Max, r.ShortPerSec, r.BatchesPerSec, r.BatchStdev, r.Breaks, r.Yields)
-	}
-	return tw.Flush()
-}
-
-// WriteLockBreakJSON writes rows as a JSON array.
-func WriteLockBreakJSON(w io.Writer, rows []LockBreakRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
+	at := func(q float64) float64 { return float64(ns[rank(q, len(ns))-1]) / 1e3 }
+	return at(0.50), at(0.99), at(1)
 }

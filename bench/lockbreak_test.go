@@ -1,10 +1,7 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,7 +13,7 @@ import (
 func TestMeasureLockBreak(t *testing.T) {
 	for _, brk := range []bool{false, true} {
 		row, err := MeasureLockBreak(context.Background(), LockBreakSpec{
-			Overcommit: 1, Break: brk, Runs: 2, Duration: 150 * time.Millisecond, Warmup: -1,
+			Spec: Spec{Overcommit: 1, Runs: 2, Duration: 150 * time.Millisecond, Warmup: -1}, Break: brk,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -36,19 +33,6 @@ func TestMeasureLockBreak(t *testing.T) {
 	}
 }
 
-func TestMeasureLockBreakErrors(t *testing.T) {
-	for _, s := range []LockBreakSpec{
-		{Lock: "sync.Mutex", Overcommit: 1, Break: true},
-		{Lock: "nope", Overcommit: 1},
-		{Overcommit: 0},
-		{Overcommit: 1, CPUs: []int{1 << 20}},
-	} {
-		if _, err := MeasureLockBreak(context.Background(), s); err == nil {
-			t.Errorf("MeasureLockBreak(%+v) succeeded", s)
-		}
-	}
-}
-
 func TestLatencyMicros(t *testing.T) {
 	ns := make([]int64, 0, 1000)
 	for i := 1000; i >= 1; i-- {
@@ -63,41 +47,9 @@ func TestLatencyMicros(t *testing.T) {
 	}
 }
 
-func TestLockBreakTable(t *testing.T) {
-	rows := []LockBreakRow{
-		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: false, P50: 1500, P99: 2100.5, Max: 3000, BatchesPerSec: 400},
-		{Lock: "pv-ticket", Overcommit: 2, VCPUs: 4, Break: true, P50: 20, P99: 80.25, Max: 900, BatchesPerSec: 380, Breaks: 12.5},
-	}
-	var b bytes.Buffer
-	if err := WriteLockBreakTable(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"p99 µs", "2x", " off", " on", "2100.5", "80.2", "12.5"} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("table lacks %q:\n%s", want, b.String())
-		}
-	}
-	b.Reset()
-	if err := WriteLockBreakJSON(&b, rows); err != nil {
-		t.Fatal(err)
-	}
-	var back []map[string]any
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"lock_break", "p50_us", "p99_us", "max_us", "batches_per_sec", "breaks_per_batch"} {
-		if _, ok := back[1][f]; !ok {
-			t.Errorf("JSON row lacks %q: %v", f, back[1])
-		}
-	}
-}
-
 func TestLockBreakRegistered(t *testing.T) {
-	row, err := Measure(context.Background(), Spec{Workload: "lockbreak", Lock: "pv-ticket", Overcommit: 1,
+	row := mustMeasure(t, Spec{Workload: "lockbreak", Lock: "pv-ticket", Overcommit: 1,
 		Runs: 1, Duration: 100 * time.Millisecond, Warmup: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if row.OpsPerSec <= 0 {
 		t.Fatalf("row %+v", row)
 	}

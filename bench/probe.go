@@ -38,15 +38,20 @@ const SampleEvery = 16
 
 // Lock acquires the lock without saying for which vCPU (see Acquire).
 func (p *Probe) Lock() {
-	if rand.Uint32()%SampleEvery != 0 {
+	if rand.Uint32()%SampleEvery == 0 {
+		p.timedLock(&p.plainHist)
+	} else {
 		p.inner.Lock()
-		p.plain++
-		return
 	}
+	p.plain++
+}
+
+// timedLock acquires the inner lock and records the wait in h (which the
+// lock guards, or only the calling vCPU writes).
+func (p *Probe) timedLock(h *latencyHist) {
 	start := monoNow()
 	p.inner.Lock()
-	p.plainHist.record(uint64(monoNow() - start))
-	p.plain++
+	h.record(uint64(monoNow() - start))
 }
 
 // Unlock releases the lock.
@@ -56,15 +61,11 @@ func (p *Probe) Unlock() { p.inner.Unlock() }
 // v must be the calling vCPU.
 func (p *Probe) LockOn(v *pvlock.VCPU) {
 	s := &p.m.slots[v.Index()]
-	s.tick++
-	if s.tick%SampleEvery != 0 {
+	if s.tick++; s.tick%SampleEvery != 0 {
 		p.inner.Lock()
-		s.acq++
-		return
+	} else {
+		p.timedLock(&s.hist)
 	}
-	start := monoNow()
-	p.inner.Lock()
-	s.hist.record(uint64(monoNow() - start))
 	s.acq++
 }
 
@@ -209,12 +210,11 @@ func (h *latencyHist) quantile(q float64) uint64 {
 	if h.n == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	rank = max(rank, 1)
+	want := uint64(rank(q, int(h.n)))
 	var seen uint64
 	for i, c := range h.counts {
 		seen += c
-		if seen >= rank {
+		if seen >= want {
 			return min(histUpper(i), h.max)
 		}
 	}

@@ -2,15 +2,13 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"sync"
 	"sync/atomic"
-	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -41,20 +39,14 @@ const (
 	DefaultRemapWork  = time.Microsecond
 )
 
-// ShootdownSpec is one cell of the shootdown comparison.
+// ShootdownSpec is one cell of the shootdown comparison: a Spec (its
+// Lock is the mm lock, default "pv-ticket"; Workload, VMs, Seed, Params
+// and NewLock are not used), the cross-vCPU call's mode and the lengths
+// of the work.
 type ShootdownSpec struct {
+	Spec
 	// Mode is the cross-vCPU call's mode: native or PV.
 	Mode pvlock.ShootdownMode
-	// Lock is the mm lock, a registered lock kind (default "pv-ticket").
-	Lock       string
-	Overcommit float64
-	// CPUs are the physical CPUs; nil means all allowed CPUs.
-	CPUs    []int
-	Pinning pvlock.Pinning
-	// Runs, Duration and Warmup are as in Spec (defaults 3, 1s, 100ms).
-	Runs     int
-	Duration time.Duration
-	Warmup   time.Duration
 	// Record is the CPU time of searching one record, Chunk the records a
 	// vCPU searches between two remaps, Remap the work of a remap under
 	// the lock (before its shootdown).
@@ -67,22 +59,11 @@ type ShootdownSpec struct {
 }
 
 func (s *ShootdownSpec) defaults() {
-	if s.Lock == "" {
-		s.Lock = "pv-ticket"
-	}
-	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
-	if s.Record <= 0 {
-		s.Record = DefaultRecordWork
-	}
-	if s.Chunk <= 0 {
-		s.Chunk = DefaultChunk
-	}
-	if s.Remap <= 0 {
-		s.Remap = DefaultRemapWork
-	}
-	if s.Watchdog <= 0 {
-		s.Watchdog = 10 * time.Second
-	}
+	s.Spec.defaultsFor("shootdown-" + s.Mode.String())
+	orDefault(&s.Record, DefaultRecordWork)
+	orDefault(&s.Chunk, DefaultChunk)
+	orDefault(&s.Remap, DefaultRemapWork)
+	orDefault(&s.Watchdog, 10*time.Second)
 }
 
 // ShootdownRow is the result of a ShootdownSpec: means over runs.
@@ -200,27 +181,29 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 	if spec.Mode != pvlock.ShootdownPV && spec.Mode != pvlock.ShootdownNative {
 		return ShootdownRow{}, fmt.Errorf("bench: shootdown: unknown mode %d", int(spec.Mode))
 	}
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return ShootdownRow{}, err
 	}
-	vm, cfg, err := labVM("shootdown-"+spec.Mode.String(), spec.Lock, spec.Overcommit, spec.CPUs, spec.Pinning)
+	vms, err := newVMs(spec.Spec)
 	if err != nil {
 		return ShootdownRow{}, err
 	}
-	row := ShootdownRow{Mode: spec.Mode.String(), Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: cfg.VCPUs,
+	vm := vms[0]
+	n := len(vm.VCPUs())
+	row := ShootdownRow{Mode: spec.Mode.String(), Lock: spec.Lock, Overcommit: spec.Overcommit, VCPUs: n,
 		PCPUs: len(vm.CPUs()), Runs: spec.Runs}
 	run := func(d time.Duration) (*shootdownRun, time.Duration, error) {
 		wctx, cancel := context.WithTimeout(ctx, d+spec.Watchdog)
 		defer cancel()
-		e := newShootdownRun(wctx, lk.New(), cfg.VCPUs, spec)
+		e := newShootdownRun(wctx, lk.New(), n, spec)
 		sd, err := pvlock.NewShootdown(vm, spec.Mode, e.flush)
 		if err != nil {
 			return nil, 0, err
 		}
 		e.sd = sd
 		defer e.sd.Close()
-		elapsed, err := runTimed(ctx, vm, d, e.Op)
+		elapsed, err := runFor(ctx, vms, d, func(v *pvlock.VCPU) func() { return func() { e.Op(v) } })
 		if err == nil && e.err != nil {
 			err = fmt.Errorf("bench: shootdown with %s (its waiters must halt in kick or poll while they spin): %w", spec.Lock, e.err)
 		}
@@ -233,18 +216,13 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		}
 		return e, elapsed, err
 	}
-	if spec.Warmup > 0 {
-		if _, _, err := run(spec.Warmup); err != nil {
-			return row, err
-		}
-	}
 	var rates []float64
 	var calls, callNanos, acked, kicked, deferred, offline float64
 	var elapsedSum time.Duration
-	for r := 0; r < spec.Runs; r++ {
-		e, elapsed, err := run(spec.Duration)
-		if err != nil {
-			return row, err
+	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
+		e, elapsed, err := run(d)
+		if err != nil || r < 0 {
+			return err
 		}
 		var records uint64
 		for _, m := range e.vcpus {
@@ -258,6 +236,10 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		}
 		rates = append(rates, float64(records)/elapsed.Seconds())
 		elapsedSum += elapsed
+		return nil
+	})
+	if err != nil {
+		return row, err
 	}
 	row.RecordsPerSec, row.Stdev = meanStdev(rates)
 	if elapsedSum > 0 {
@@ -269,65 +251,4 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 		row.Deferred, row.Offline = deferred/calls, offline/calls
 	}
 	return row, nil
-}
-
-// findShootdown returns the row of mode at overcommit oc.
-func findShootdown(rows []ShootdownRow, mode string, oc float64) (ShootdownRow, bool) {
-	for _, r := range rows {
-		if r.Mode == mode && r.Overcommit == oc {
-			return r, true
-		}
-	}
-	return ShootdownRow{}, false
-}
-
-// WriteShootdownTable writes the seed's table: records/s with native and PV
-// shootdowns, their standard deviations and the improvement, one line per
-// overcommit factor.
-func WriteShootdownTable(w io.Writer, rows []ShootdownRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "overcommit\tvCPUs\tnative\tstdev\tpv\tstdev\t%%improvement\t\n")
-	var seen []float64
-	for _, r := range rows {
-		if containsFloat(seen, r.Overcommit) {
-			continue
-		}
-		seen = append(seen, r.Overcommit)
-		b, ok1 := findShootdown(rows, pvlock.ShootdownNative.String(), r.Overcommit)
-		p, ok2 := findShootdown(rows, pvlock.ShootdownPV.String(), r.Overcommit)
-		if !ok1 || !ok2 {
-			continue
-		}
-		fmt.Fprintf(tw, "%gx\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%+.1f\t\n", r.Overcommit, b.VCPUs, b.RecordsPerSec, b.Stdev,
-			p.RecordsPerSec, p.Stdev, Improvement(b.RecordsPerSec, p.RecordsPerSec))
-	}
-	return tw.Flush()
-}
-
-func containsFloat(xs []float64, x float64) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-// WriteShootdownDetail writes every row: the shootdown rate, the time an
-// initiator spent per shootdown and how it treated its targets.
-func WriteShootdownDetail(w io.Writer, rows []ShootdownRow) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "mode\tovercommit\tvCPUs\trecords/s\tshootdowns/s\tµs/shootdown\tacked\tkicked\tdeferred\toffline\t\n")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%.1f\t%.2f\t%.2f\t%.2f\t%.2f\t\n", r.Mode, r.Overcommit, r.VCPUs,
-			r.RecordsPerSec, r.CallsPerSec, r.CallMicros, r.Acked, r.Kicked, r.Deferred, r.Offline)
-	}
-	return tw.Flush()
-}
-
-// WriteShootdownJSON writes rows as a JSON array.
-func WriteShootdownJSON(w io.Writer, rows []ShootdownRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
 }

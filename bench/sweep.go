@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
-	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -118,7 +116,7 @@ func (s SweepSpec) Validate() error {
 		}
 	}
 	for _, name := range s.Locks {
-		k, err := Lock(name)
+		k, err := locks.Lookup(name)
 		if err != nil {
 			return err
 		}
@@ -153,7 +151,7 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	var rows []SweepRow
 	for _, wl := range spec.Workloads {
 		for _, name := range spec.Locks {
-			kind, _ := Lock(name)
+			kind, _ := locks.Lookup(name)
 			for _, oc := range spec.Factors {
 				for _, set := range settings {
 					cell := spec.Cell
@@ -181,104 +179,4 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 		}
 	}
 	return rows, nil
-}
-
-// WriteSweepTable writes one table per workload and lock: a line per
-// overcommit factor with the adaptive throughput, the best fixed setting
-// and its throughput, adaptive's share of that best, and then every
-// setting's throughput.
-func WriteSweepTable(w io.Writer, rows []SweepRow) error {
-	type key struct {
-		wl, lock string
-	}
-	var order []key
-	groups := map[key][]SweepRow{}
-	for _, r := range rows {
-		k := key{r.Workload, r.Lock}
-		if _, ok := groups[k]; !ok {
-			order = append(order, k)
-		}
-		groups[k] = append(groups[k], r)
-	}
-	for i, k := range order {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		g := groups[k]
-		var settings []string
-		seen := map[string]bool{}
-		for _, r := range g {
-			if s := r.Setting(); !seen[s] && s != "adaptive" {
-				seen[s] = true
-				settings = append(settings, s)
-			}
-		}
-		unit := g[0].Unit
-		if unit == "" {
-			unit = "ops"
-		}
-		fmt.Fprintf(w, "%s, %s (%s/s):\n\n", k.wl, k.lock, unit)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "overcommit\tadaptive\tbest fixed\tits %s/s\tadaptive/best\t%s\t\n", unit, strings.Join(settings, "\t"))
-		var ocs []float64
-		seenOC := map[float64]bool{}
-		for _, r := range g {
-			if !seenOC[r.Overcommit] {
-				seenOC[r.Overcommit] = true
-				ocs = append(ocs, r.Overcommit)
-			}
-		}
-		for _, oc := range ocs {
-			var adaptive float64
-			best, bestName := -1.0, "-"
-			vals := map[string]float64{}
-			for _, r := range g {
-				if r.Overcommit != oc {
-					continue
-				}
-				s := r.Setting()
-				vals[s] = r.OpsPerSec
-				if s == "adaptive" {
-					adaptive = r.OpsPerSec
-				} else if r.OpsPerSec > best {
-					best, bestName = r.OpsPerSec, s
-				}
-			}
-			ratio := "-"
-			if best > 0 {
-				ratio = fmt.Sprintf("%.2f", adaptive/best)
-			}
-			fmt.Fprintf(tw, "%gx\t%.0f\t%s\t%.0f\t%s", oc, adaptive, bestName, math.Max(best, 0), ratio)
-			for _, s := range settings {
-				fmt.Fprintf(tw, "\t%.0f", vals[s])
-			}
-			fmt.Fprintf(tw, "\t\n")
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// WriteSweepJSON writes the rows as a JSON array (see SweepRow's
-// MarshalJSON for the fields).
-func WriteSweepJSON(w io.Writer, rows []SweepRow) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(rows)
-}
-
-// SweepPlotRows turns sweep rows into Rows that WritePlots draws as one
-// throughput plot per workload and lock, with a line per setting: the
-// workload is renamed "sweep-<workload>-<lock>" and the lock "<setting>".
-func SweepPlotRows(rows []SweepRow) []Row {
-	out := make([]Row, 0, len(rows))
-	for _, r := range rows {
-		row := r.Row
-		row.Workload = fmt.Sprintf("sweep-%s-%s", r.Workload, r.Lock)
-		row.Lock = r.Setting()
-		out = append(out, row)
-	}
-	return out
 }

@@ -2,7 +2,8 @@ package bench
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,12 +84,16 @@ func WorkloadByName(name string) (Workload, error) {
 
 // WorkloadNames lists the registered workloads, sorted.
 func WorkloadNames() []string {
-	names := make([]string, 0, len(workloads))
-	for n := range workloads {
-		names = append(names, n)
+	return slices.Sorted(maps.Keys(workloads))
+}
+
+// sumOf adds up f over the elements of xs (per-vCPU state, say).
+func sumOf[T any](xs []T, f func(*T) uint64) uint64 {
+	var n uint64
+	for i := range xs {
+		n += f(&xs[i])
 	}
-	sort.Strings(names)
-	return names
+	return n
 }
 
 // Default lockloop lengths: a short critical section and twenty times as

@@ -76,11 +76,16 @@
 //
 // # Locks
 //
-// Locks are chosen by name from a registry (LockNames): native-ticket,
-// pv-ticket, pv-ticket-short, native-qspin, pv-qspin, pv-qspin-nosteal,
-// pv-qspin-short, tas and sync.Mutex. The -short variants have a spin
-// threshold of ShortSpin polls, so that nearly every contended
-// acquisition halts. RegisterLock adds another lock with one line.
+// Locks are chosen by name (LookupLock) from the registry the lab, the
+// torture and the benchmarks share, bench/locks: every lock the lab
+// measures (native-ticket, pv-ticket, native-qspin, pv-qspin,
+// pv-qspin-nosteal, tas, sync.Mutex and the peers ple-yield and
+// preemptable-ticket) and the torture-only variants pv-ticket-short and
+// pv-qspin-short, whose spin threshold of locks.ShortSpin polls makes
+// nearly every contended acquisition halt (locks.TortureNames lists
+// them). The registry marks the locks that may starve a waiter by design
+// (Unfair: tas, preemptable-ticket) and would name any lock the torture
+// cannot run, with the reason (NoTorture). locks.Register adds a lock.
 //
 // # Fault injection
 //

@@ -2,9 +2,12 @@ package torture
 
 import (
 	"context"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pvlock/pvlock/bench/internal/labtest"
 )
 
 // An interrupt (pvbench torture cancels the context on SIGINT) must not
@@ -15,9 +18,16 @@ func TestInterruptIsNotSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out syncBuffer
+	var out labtest.Buffer
+	go func() {
+		// Interrupt once the vCPUs acquire the lock: on a loaded host,
+		// starting them can take longer than the interrupt was to wait.
+		running := regexp.MustCompile(`Total: [1-9]`)
+		out.Await(time.Minute, running.MatchString)
+		cancel()
+	}()
 	start := time.Now()
 	res, err := Run(ctx, Config{Lock: lk, Overcommit: 2, Duration: time.Minute, Interval: 100 * time.Millisecond, Out: &out})
 	if err != nil {
@@ -34,12 +44,12 @@ func TestInterruptIsNotSuccess(t *testing.T) {
 	}
 
 	// A run that reaches its Duration is not interrupted.
-	out = syncBuffer{}
-	res, err = Run(context.Background(), Config{Lock: lk, Overcommit: 2, Duration: 200 * time.Millisecond, Interval: 100 * time.Millisecond, Out: &out})
+	var full labtest.Buffer
+	res, err = Run(context.Background(), Config{Lock: lk, Overcommit: 2, Duration: 200 * time.Millisecond, Interval: 100 * time.Millisecond, Out: &full})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Interrupted || !strings.Contains(out.String(), "End of test: SUCCESS: pv-ticket") {
-		t.Errorf("a full run: Interrupted %v\n%s", res.Interrupted, out.String())
+	if res.Interrupted || !strings.Contains(full.String(), "End of test: SUCCESS: pv-ticket") {
+		t.Errorf("a full run: Interrupted %v\n%s", res.Interrupted, full.String())
 	}
 }

@@ -1,41 +1,18 @@
 package torture
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/internal/labtest"
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is an io.Writer safe for the monitor and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// collapses reports whether a registered lock is a native FIFO spinlock,
-// which hands the lock to descheduled waiters under overcommit.
-func collapses(name string) bool { return strings.HasPrefix(name, "native-") }
 
 // TestTortureEveryLock is the bounded torture suite: every registered
 // lock at 2x and 4x overcommit, with stutter, shuffle and long holds,
@@ -44,18 +21,18 @@ func collapses(name string) bool { return strings.HasPrefix(name, "native-") }
 func TestTortureEveryLock(t *testing.T) {
 	// About two and a half minutes of torture in all (40s with the fault
 	// injection build, which runs the suite a second time), however many
-	// locks are registered, but at least a second per run. The native FIFO
-	// spinlocks collapse under overcommit (a few thousand acquisitions a
+	// locks are registered, but at least a second per run. The FIFO
+	// spinlocks (locks.Kind.FIFOSpin) collapse under overcommit (a few thousand acquisitions a
 	// run, however long), so they get the shortest run and the other
 	// locks share the rest: the suite makes over 10^7 acquisitions here.
-	names := LockNames()
+	names := locks.TortureNames()
 	budget := 150 * time.Second
 	if faults.Enabled {
 		budget = 40 * time.Second
 	}
 	var native int
 	for _, name := range names {
-		if collapses(name) {
+		if lk, _ := LookupLock(name); lk.FIFOSpin {
 			native++
 		}
 	}
@@ -74,10 +51,10 @@ func TestTortureEveryLock(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := d
-			if collapses(name) {
+			if lk.FIFOSpin {
 				d = shortRun
 			}
-			var out syncBuffer
+			var out labtest.Buffer
 			res, err := Run(context.Background(), Config{
 				Lock: lk, Overcommit: oc, Duration: d, Interval: d / 4,
 				Seed:     uint64(oc)*1000 + uint64(len(name)),
@@ -126,7 +103,7 @@ func TestTortureEveryLock(t *testing.T) {
 }
 
 func TestDetectsMutualExclusionViolation(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "leaky", New: func() sync.Locker { return new(leakyLock) }},
 		Duration: 500 * time.Millisecond, Overcommit: 2, Out: &out, noPlain: true,
@@ -144,7 +121,7 @@ func TestDetectsMutualExclusionViolation(t *testing.T) {
 
 func TestDetectsLostWakeup(t *testing.T) {
 	before := pvlock.HaltTimeout()
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := newDroppyLock()
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "droppy", New: func() sync.Locker { return lk }, Stats: lk.stats},
@@ -168,7 +145,7 @@ func TestDetectsLostWakeup(t *testing.T) {
 }
 
 func TestDetectsStarvationAndStall(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving", New: func() sync.Locker { return lk }},
@@ -196,7 +173,7 @@ func TestDetectsStarvationAndStall(t *testing.T) {
 }
 
 func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving-by-design", New: func() sync.Locker { return lk }, Unfair: true},
@@ -211,7 +188,7 @@ func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
 }
 
 func TestGivesUpOnStuckVCPUs(t *testing.T) {
-	var out syncBuffer
+	var out labtest.Buffer
 	lk := &stuckLock{release: make(chan struct{})}
 	start := time.Now()
 	res, err := Run(context.Background(), Config{
@@ -295,33 +272,20 @@ func TestConfigErrors(t *testing.T) {
 	}
 }
 
-func TestRegistry(t *testing.T) {
-	names := LockNames()
-	for _, want := range []string{"native-ticket", "pv-ticket", "pv-ticket-short", "sync.Mutex"} {
-		if _, err := LookupLock(want); err != nil {
-			t.Errorf("built-in lock %s missing: %v (have %v)", want, err, names)
+func TestLookupLock(t *testing.T) {
+	for _, name := range locks.TortureNames() {
+		if _, err := LookupLock(name); err != nil {
+			t.Error(err)
 		}
 	}
-	if _, err := LookupLock("nope"); err == nil || !strings.Contains(err.Error(), "pv-ticket") {
-		t.Errorf("LookupLock(nope) = %v, want an error listing the known locks", err)
+	if _, err := LookupLock("nope"); err == nil || !strings.Contains(err.Error(), "pv-ticket-short") {
+		t.Errorf("LookupLock(nope) = %v, want an error listing the locks the torture runs", err)
 	}
-	for _, bad := range []func(){
-		func() { RegisterLock("pv-ticket", func() sync.Locker { return new(sync.Mutex) }, nil) },
-		func() { RegisterLock("", func() sync.Locker { return new(sync.Mutex) }, nil) },
-		func() { RegisterLock("x", nil, nil) },
-		func() { RegisterLock("x", nil, nil, Unfair()) },
-		func() { LockStatsCounters(pvlock.NewLockStats("torture-test", "none", []string{"a"})) },
-	} {
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Error("bad registration did not panic")
-				}
-			}()
-			bad()
-		}()
-	}
-	if len(LockNames()) != len(names) {
-		t.Fatal("a failed registration changed the registry")
+	locks.Register(locks.Kind{Name: "test-untorturable", New: func() sync.Locker { return new(sync.Mutex) },
+		TortureOnly: true, NoTorture: "a test says so"})
+	if _, err := LookupLock("test-untorturable"); err == nil || !strings.Contains(err.Error(), "a test says so") {
+		t.Errorf("LookupLock(test-untorturable) = %v, want the registry's reason", err)
 	}
 }
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

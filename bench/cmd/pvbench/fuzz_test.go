@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -42,7 +43,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted empty locks %v or factors %v", o.locks, o.factors)
 		}
 		for _, l := range o.locks {
-			if _, err := bench.Lock(l); err != nil {
+			if _, err := locks.Lookup(l); err != nil {
 				t.Fatalf("accepted unknown lock %q", l)
 			}
 		}

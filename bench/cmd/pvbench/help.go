@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -28,12 +30,7 @@ func init() {
 
 // commandNames lists every subcommand, sorted.
 func commandNames() []string {
-	names := make([]string, 0, len(labCommands))
-	for name := range labCommands {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(labCommands))
 }
 
 // writeUsage writes the head of pvbench's usage: the main job and the
@@ -57,7 +54,7 @@ func writeUsage(w io.Writer) {
 }
 
 // runHelp is "pvbench help [command]".
-func runHelp(args []string, stdout, stderr io.Writer) error {
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch {
 	case len(args) == 0:
 		_, err := parse([]string{"-h"}, stdout) // the usage and the main job's flags
@@ -66,7 +63,7 @@ func runHelp(args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	case len(args) == 1 && args[0] != "help" && labCommands[args[0]] != nil:
-		return labCommands[args[0]]([]string{"-h"}, stdout, stderr)
+		return labCommands[args[0]](ctx, []string{"-h"}, stdout, stderr)
 	}
 	return fmt.Errorf("help: unknown command %q; commands: %s", strings.Join(args, " "), strings.Join(commandNames(), ", "))
 }

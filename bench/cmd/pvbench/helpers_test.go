@@ -1,48 +1,34 @@
 package main
 
 import (
-	"bytes"
-	"strings"
-	"sync"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// lineBuffer is an io.Writer that a running pvbench and the test may
-// share: the test waits for a text to appear.
-type lineBuffer struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	more chan struct{}
-}
-
-func newLineBuffer() *lineBuffer { return &lineBuffer{more: make(chan struct{}, 1)} }
-
-func (l *lineBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	select {
-	case l.more <- struct{}{}:
-	default:
-	}
-	return l.b.Write(p)
-}
-
-func (l *lineBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the output holds s.
-func (l *lineBuffer) waitFor(t *testing.T, s string) {
+// interrupt runs pvbench with args, sends this process a real SIGINT once
+// ready returns and returns what run returned. The test's own
+// signal.Notify keeps the signal from killing the test binary should it
+// arrive before pvbench listens.
+func interrupt(t *testing.T, args []string, stdout, stderr io.Writer, ready func()) error {
 	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for !strings.Contains(l.String(), s) {
-		select {
-		case <-l.more:
-		case <-deadline:
-			t.Fatalf("output never showed %q:\n%s", s, l.String())
-		}
+	guard := make(chan os.Signal, 1)
+	signal.Notify(guard, os.Interrupt)
+	defer signal.Stop(guard)
+	errc := make(chan error, 1)
+	go func() { errc <- run(args, stdout, stderr) }()
+	ready()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-time.After(60 * time.Second):
+		t.Fatalf("pvbench %q did not stop on SIGINT", args)
+		return nil
 	}
 }

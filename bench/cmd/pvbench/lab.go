@@ -6,26 +6,28 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/bench/report"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
 // labCommands are pvbench's subcommands, by name; pvbench -h lists them
-// all (help.go registers help and torture). The two for the mechanisms
-// beside the locks themselves:
+// all (help.go registers help and torture): the two for the mechanisms
+// beside the locks themselves and the sweep of the waiting policy.
 //
 //	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)
 //	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)
-var labCommands = map[string]func(args []string, stdout, stderr io.Writer) error{
+//	pvbench sweep [flags]       the adaptive waiting policy against fixed spin thresholds and halt-poll windows
+var labCommands = map[string]command{
 	"lockbreak": runLockBreak,
 	"shootdown": runShootdown,
+	"sweep":     runSweep,
 }
 
 // labOptions are the flags the subcommands share.
@@ -47,7 +49,7 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per cell")
 	fs.DurationVar(&o.duration, "duration", time.Second, "length of each run")
-	fs.StringVar(&o.lock, "lock", "pv-ticket", "lock: "+strings.Join(bench.LockNames(), ", "))
+	fs.StringVar(&o.lock, "lock", "pv-ticket", "lock: "+strings.Join(locks.Names(), ", "))
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
 	return func(args []string) error {
 		if err := fs.Parse(args); err != nil {
@@ -56,7 +58,7 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected arguments %q", fs.Args())
 		}
-		if _, err := bench.Lock(o.lock); err != nil {
+		if _, err := locks.Lookup(o.lock); err != nil {
 			return err
 		}
 		var err error
@@ -82,8 +84,40 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 	}
 }
 
-// labHeader prints what is being measured on which machine.
-func labHeader(w io.Writer, name string, o labOptions) error {
+// labCommand is a subcommand that measures a mechanism beside the locks
+// themselves: the shared flags and its own, a row of type R per factor
+// and variant V, and its tables.
+type labCommand[V, R any] struct {
+	name     string
+	variants []V
+	// flags declares the command's own flags; the function it returns
+	// checks them once they are parsed.
+	flags func(fs *flag.FlagSet) (check func() error)
+	// intro writes what the command measures, after the header.
+	intro   func(w io.Writer)
+	measure func(ctx context.Context, cell bench.Spec, v V) (R, error)
+	// cell names a cell in errors: cut short by an interrupt, or failed.
+	cell func(oc float64, v V) (interrupted, failed string)
+	// progress is the line written to stderr when a cell is done.
+	progress func(oc float64, v V, row R) string
+	tables   func(w io.Writer, rows []R) error
+}
+
+func (c labCommand[V, R]) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pvbench "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o labOptions
+	parse := labFlags(fs, &o)
+	check := c.flags(fs)
+	if err := parse(args); err != nil {
+		return err
+	}
+	if err := check(); err != nil {
+		return err
+	}
+	if err := checkOutputFile("json", o.jsonPath); err != nil {
+		return err
+	}
 	cpus := o.cpus
 	if cpus == nil {
 		var err error
@@ -91,118 +125,207 @@ func labHeader(w io.Writer, name string, o labOptions) error {
 			return err
 		}
 	}
-	fmt.Fprintf(w, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
-		name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
-	return nil
-}
-
-func runLockBreak(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pvbench lockbreak", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o labOptions
-	parse := labFlags(fs, &o)
-	batch := fs.Duration("batch", bench.DefaultBatchWork, "CPU time of one batch under the lock")
-	step := fs.Duration("step", bench.DefaultBatchStep, "work between two lock-break checks")
-	if err := parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
-	if *batch <= 0 || *step <= 0 || *step > *batch {
-		return fmt.Errorf("-batch (%v) and -step (%v) must be positive, the step no longer than the batch", *batch, *step)
-	}
-	if err := checkOutputFile("json", o.jsonPath); err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := labHeader(stdout, "lockbreak", o); err != nil {
-		return err
-	}
-	wl, _ := bench.WorkloadByName("lockbreak")
-	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
-	var rows []bench.LockBreakRow
+	fmt.Fprintf(stdout, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
+		c.name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
+	c.intro(stdout)
+	var rows []R
 	for _, oc := range o.factors {
-		for _, brk := range []bool{false, true} {
-			row, err := bench.MeasureLockBreak(ctx, bench.LockBreakSpec{
-				Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning, Break: brk,
-				Runs: o.runs, Duration: o.duration, Batch: *batch, Step: *step,
-			})
+		for _, v := range c.variants {
+			row, err := c.measure(ctx, bench.Spec{Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning,
+				Runs: o.runs, Duration: o.duration}, v)
+			interrupted, failed := c.cell(oc, v)
 			if ctx.Err() != nil { // a run cut short still returns a row
-				return fmt.Errorf("lockbreak interrupted at %gx (break %v)", oc, brk)
+				return errors.New(interrupted)
 			}
 			if err != nil {
-				return fmt.Errorf("lockbreak at %gx (break %v): %w", oc, brk, err)
+				return fmt.Errorf("%s: %w", failed, err)
 			}
-			fmt.Fprintf(stderr, "  %4gx break=%-5v  p99 %9.1f µs  %8.1f batches/s\n", oc, brk, row.P99, row.BatchesPerSec)
+			fmt.Fprintln(stderr, c.progress(oc, v, row))
 			rows = append(rows, row)
 		}
 	}
-	fmt.Fprintf(stdout, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
-	if err := bench.WriteLockBreakTable(stdout, rows); err != nil {
+	if err := c.tables(stdout, rows); err != nil || o.jsonPath == "" {
 		return err
 	}
-	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, bench.WriteLockBreakJSON)
-	}
-	return nil
+	return writeFile(o.jsonPath, rows, report.WriteJSON)
 }
 
-func runShootdown(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pvbench shootdown", flag.ContinueOnError)
+func runLockBreak(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var batch, step *time.Duration
+	return labCommand[bool, bench.LockBreakRow]{
+		name:     "lockbreak",
+		variants: []bool{false, true},
+		flags: func(fs *flag.FlagSet) func() error {
+			batch = fs.Duration("batch", bench.DefaultBatchWork, "CPU time of one batch under the lock")
+			step = fs.Duration("step", bench.DefaultBatchStep, "work between two lock-break checks")
+			return func() error {
+				if *batch <= 0 || *step <= 0 || *step > *batch {
+					return fmt.Errorf("-batch (%v) and -step (%v) must be positive, the step no longer than the batch", *batch, *step)
+				}
+				return nil
+			}
+		},
+		intro: func(w io.Writer) {
+			wl, _ := bench.WorkloadByName("lockbreak")
+			fmt.Fprintf(w, "%s\n\n", wl.Doc)
+		},
+		measure: func(ctx context.Context, cell bench.Spec, brk bool) (bench.LockBreakRow, error) {
+			return bench.MeasureLockBreak(ctx, bench.LockBreakSpec{Spec: cell, Break: brk, Batch: *batch, Step: *step})
+		},
+		cell: func(oc float64, brk bool) (string, string) {
+			return fmt.Sprintf("lockbreak interrupted at %gx (break %v)", oc, brk), fmt.Sprintf("lockbreak at %gx (break %v)", oc, brk)
+		},
+		progress: func(oc float64, brk bool, row bench.LockBreakRow) string {
+			return fmt.Sprintf("  %4gx break=%-5v  p99 %9.1f µs  %8.1f batches/s", oc, brk, row.P99, row.BatchesPerSec)
+		},
+		tables: func(w io.Writer, rows []bench.LockBreakRow) error {
+			fmt.Fprintf(w, "short operations' latency (lock wait + critical section) and batch throughput:\n\n")
+			return report.WriteLockBreakTable(w, rows)
+		},
+	}.run(ctx, args, stdout, stderr)
+}
+
+func runShootdown(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var chunk *int
+	var record *time.Duration
+	return labCommand[pvlock.ShootdownMode, bench.ShootdownRow]{
+		name:     "shootdown",
+		variants: []pvlock.ShootdownMode{pvlock.ShootdownNative, pvlock.ShootdownPV},
+		flags: func(fs *flag.FlagSet) func() error {
+			chunk = fs.Int("chunk", bench.DefaultChunk, "records a vCPU searches between two remaps (each remap is a shootdown)")
+			record = fs.Duration("record", bench.DefaultRecordWork, "CPU time of searching one record")
+			return func() error {
+				if *chunk < 1 || *record <= 0 {
+					return fmt.Errorf("-chunk (%d) must be at least 1 and -record (%v) positive", *chunk, *record)
+				}
+				return nil
+			}
+		},
+		intro: func(w io.Writer) {
+			fmt.Fprintf(w, "ebizzy-like: each vCPU searches %v records and every %d records remaps its chunk under the lock,\n"+
+				"shooting down the other vCPUs' cached views; native waits for every vCPU (waking halted ones), PV skips halted ones.\n\n",
+				*record, *chunk)
+		},
+		measure: func(ctx context.Context, cell bench.Spec, mode pvlock.ShootdownMode) (bench.ShootdownRow, error) {
+			return bench.MeasureShootdown(ctx, bench.ShootdownSpec{Spec: cell, Mode: mode, Chunk: *chunk, Record: *record})
+		},
+		cell: func(oc float64, mode pvlock.ShootdownMode) (string, string) {
+			return fmt.Sprintf("shootdown interrupted at %gx (%s)", oc, mode), fmt.Sprintf("shootdown %s at %gx", mode, oc)
+		},
+		progress: func(oc float64, mode pvlock.ShootdownMode, row bench.ShootdownRow) string {
+			return fmt.Sprintf("  %-6s %4gx  %10.0f records/s  (stdev %.0f)", mode, oc, row.RecordsPerSec, row.Stdev)
+		},
+		tables: func(w io.Writer, rows []bench.ShootdownRow) error {
+			fmt.Fprintf(w, "records/s (higher is better):\n\n")
+			if err := report.WriteShootdownTable(w, rows); err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
+			return report.WriteShootdownDetail(w, rows)
+		},
+	}.run(ctx, args, stdout, stderr)
+}
+
+// runSweep is `pvbench sweep`: the adaptive waiting policy against fixed
+// spin thresholds and fixed halt-poll windows.
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("pvbench sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o labOptions
-	parse := labFlags(fs, &o)
-	chunk := fs.Int("chunk", bench.DefaultChunk, "records a vCPU searches between two remaps (each remap is a shootdown)")
-	record := fs.Duration("record", bench.DefaultRecordWork, "CPU time of searching one record")
-	if err := parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	wlList := fs.String("workloads", "lockloop,ebizzy", "comma-separated workloads")
+	lockList := fs.String("locks", "pv-ticket,pv-qspin,pv-qspin-nosteal", "comma-separated PV locks")
+	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
+	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
+	pin := fs.String("pin", "each", "pinning: each or float")
+	thresholds := fs.String("thresholds", joinInts(bench.DefaultSweepThresholds), "comma-separated fixed spin thresholds, polls")
+	polls := fs.String("haltpolls", joinDurations(bench.DefaultSweepHaltPolls), "comma-separated fixed halt-poll windows")
+	runs := fs.Int("runs", 1, "measured runs per cell")
+	duration := fs.Duration("duration", 500*time.Millisecond, "length of each run")
+	seed := fs.Uint64("seed", 1, "seed of the workloads' random choices")
+	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
+	outDir := fs.String("out", "out", "directory for the plots (empty: no plots)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	spec := bench.SweepSpec{Workloads: splitList(*wlList), Locks: splitList(*lockList)}
+	var err error
+	if spec.Factors, err = parseFactors(*ocList); err != nil {
+		return err
+	}
+	if spec.Cell.CPUs, err = parseCPUs(*cpuList); err != nil {
+		return err
+	}
+	if spec.Cell.Pinning, err = parsePinning(*pin); err != nil {
+		return err
+	}
+	for _, s := range splitList(*thresholds) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return fmt.Errorf("-thresholds: %q is not a number of polls", s)
 		}
+		spec.Thresholds = append(spec.Thresholds, n)
+	}
+	for _, s := range splitList(*polls) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("-haltpolls: %w", err)
+		}
+		spec.HaltPolls = append(spec.HaltPolls, d)
+	}
+	if *runs < 1 || *duration <= 0 {
+		return fmt.Errorf("-runs (%d) must be at least 1 and -duration (%v) positive", *runs, *duration)
+	}
+	spec.Cell.Runs, spec.Cell.Duration, spec.Cell.Seed = *runs, *duration, *seed
+	if err := spec.Validate(); err != nil {
 		return err
 	}
-	if *chunk < 1 || *record <= 0 {
-		return fmt.Errorf("-chunk (%d) must be at least 1 and -record (%v) positive", *chunk, *record)
-	}
-	if err := checkOutputFile("json", o.jsonPath); err != nil {
+	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := labHeader(stdout, "shootdown", o); err != nil {
-		return err
+	maxPoll, _ := pvlock.HaltPoll()
+	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",
+		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, *runs, *duration,
+		maxPoll, spec.Cell.Pinning, runtime.Version())
+	fmt.Fprintf(stdout, "Each setting fixes one knob and leaves the other adaptive: spin=N is a fixed spin threshold of N polls,\n"+
+		"haltpoll=D a fixed halt-poll window of D (0: no polling); adaptive is the default policy.\n\n")
+	spec.Progress = func(done, total int, label string) {
+		fmt.Fprintf(stderr, "  [%d/%d] %s\n", done+1, total, label)
 	}
-	fmt.Fprintf(stdout, "ebizzy-like: each vCPU searches %v records and every %d records remaps its chunk under the lock,\n"+
-		"shooting down the other vCPUs' cached views; native waits for every vCPU (waking halted ones), PV skips halted ones.\n\n",
-		*record, *chunk)
-	var rows []bench.ShootdownRow
-	for _, oc := range o.factors {
-		for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownNative, pvlock.ShootdownPV} {
-			row, err := bench.MeasureShootdown(ctx, bench.ShootdownSpec{
-				Mode: mode, Lock: o.lock, Overcommit: oc, CPUs: o.cpus, Pinning: o.pinning,
-				Runs: o.runs, Duration: o.duration, Chunk: *chunk, Record: *record,
-			})
-			if ctx.Err() != nil { // a run cut short still returns a row
-				return fmt.Errorf("shootdown interrupted at %gx (%s)", oc, mode)
+	rows, err := bench.Sweep(ctx, spec)
+	if len(rows) > 0 {
+		if werr := report.WriteSweepTable(stdout, rows); werr != nil {
+			return werr
+		}
+		if *jsonPath != "" {
+			if werr := writeFile(*jsonPath, rows, report.WriteJSON); werr != nil {
+				return werr
 			}
-			if err != nil {
-				return fmt.Errorf("shootdown %s at %gx: %w", mode, oc, err)
+		}
+		if *outDir != "" {
+			files, perr := report.WriteThroughputPlots(*outDir, report.SweepPlotRows(rows))
+			if perr != nil {
+				return perr
 			}
-			fmt.Fprintf(stderr, "  %-6s %4gx  %10.0f records/s  (stdev %.0f)\n", mode, oc, row.RecordsPerSec, row.Stdev)
-			rows = append(rows, row)
+			fmt.Fprintf(stdout, "\nplots: %d files in %s\n", len(files), *outDir)
 		}
 	}
-	fmt.Fprintf(stdout, "records/s (higher is better):\n\n")
-	if err := bench.WriteShootdownTable(stdout, rows); err != nil {
-		return err
+	return err
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
 	}
-	fmt.Fprintf(stdout, "\nper shootdown (targets acknowledged, kicked awake, deferred to their next entry, offline):\n\n")
-	if err := bench.WriteShootdownDetail(stdout, rows); err != nil {
-		return err
+	return strings.Join(s, ",")
+}
+
+func joinDurations(ds []time.Duration) string {
+	s := make([]string, len(ds))
+	for i, d := range ds {
+		s[i] = d.String()
 	}
-	if o.jsonPath != "" {
-		return writeFile(o.jsonPath, rows, bench.WriteShootdownJSON)
-	}
-	return nil
+	return strings.Join(s, ",")
 }

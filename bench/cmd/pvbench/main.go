@@ -37,6 +37,8 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/bench/report"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -80,7 +82,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	o := options{set: map[string]bool{}}
 	workload := fs.String("workload", "lockloop", "workload to run: "+strings.Join(bench.WorkloadNames(), ", "))
-	lockList := fs.String("locks", strings.Join(bench.LockNames(), ","), "comma-separated locks (default: all)")
+	lockList := fs.String("locks", strings.Join(locks.Names(), ","), "comma-separated locks (default: all)")
 	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
@@ -111,7 +113,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	for _, name := range splitList(*lockList) {
-		if _, err := bench.Lock(name); err != nil {
+		if _, err := locks.Lookup(name); err != nil {
 			return o, err
 		}
 		o.locks = append(o.locks, name)
@@ -157,29 +159,43 @@ func parse(args []string, stderr io.Writer) (options, error) {
 			o.params.CriticalWork, o.params.OutsideWork)
 	}
 	for _, name := range []string{o.base, o.patched} {
-		if _, err := bench.Lock(name); err != nil {
+		if _, err := locks.Lookup(name); err != nil {
 			return o, fmt.Errorf("-base/-patched: %w", err)
 		}
 	}
 	return o, nil
 }
 
+// A command is a pvbench subcommand (labCommands). Its context ends on an
+// interrupt (Ctrl-C) or SIGTERM, and the command then reports what it
+// has; -h is flag.ErrHelp, which is no error.
+type command func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+
 func run(args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && labCommands[args[0]] != nil {
-		return labCommands[args[0]](args[1:], stdout, stderr) // lab.go, help.go
-	}
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
-	}
-	o, err := parse(args, stderr)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	var err error
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd := labCommands[args[0]] // lab.go, help.go
+		if cmd == nil {
+			return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
+		}
+		err = cmd(ctx, args[1:], stdout, stderr)
+	} else {
+		err = runMain(ctx, stop, args, stdout, stderr)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // -h printed the usage
+	}
+	return err
+}
+
+// runMain is the main job; stop ends the handling of interrupts.
+func runMain(ctx context.Context, stop context.CancelFunc, args []string, stdout, stderr io.Writer) error {
+	o, err := parse(args, stderr)
+	if err != nil {
+		return err
+	}
 
 	// Fail before a long run, not after it, on an output nobody can write.
 	if err := errors.Join(checkOutputFile("json", o.jsonPath), checkOutputFile("csv", o.csvPath),
@@ -192,7 +208,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return report(o, rows, stdout)
+		return writeReport(o, rows, stdout)
 	}
 	rows, err := measure(ctx, o, stdout, stderr)
 	stop() // a second interrupt while reporting ends pvbench at once
@@ -201,14 +217,14 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return report(o, rows, stdout)
+		return writeReport(o, rows, stdout)
 	}
 	if len(rows) == 0 {
 		return err
 	}
 	fmt.Fprintf(stdout, "INTERRUPTED during %s: the tables below hold the %d of %d cells that finished.\n\n",
 		intr.cell, intr.done, intr.total)
-	if rerr := report(o, rows, stdout); rerr != nil {
+	if rerr := writeReport(o, rows, stdout); rerr != nil {
 		return errors.Join(err, rerr)
 	}
 	return err
@@ -361,11 +377,11 @@ func selectRows[K any](rows []bench.Row, keys []K, match func(bench.Row, K) bool
 	return out, nil
 }
 
-// report prints the tables of rows and writes the requested files.
-func report(o options, rows []bench.Row, stdout io.Writer) error {
+// writeReport prints the tables of rows and writes the requested files.
+func writeReport(o options, rows []bench.Row, stdout io.Writer) error {
 	workload, unit := rows[0].Workload, rows[0].Unit
 	fmt.Fprintf(stdout, "%s throughput, %s/s, mean ±stdev over runs (higher is better):\n\n", workload, unit)
-	if err := bench.WriteHeadline(stdout, rows); err != nil {
+	if err := report.WriteHeadline(stdout, rows); err != nil {
 		return err
 	}
 	var absent []string
@@ -379,28 +395,28 @@ func report(o options, rows []bench.Row, stdout io.Writer) error {
 			o.base, o.patched, strings.Join(absent, " and "))
 	} else {
 		fmt.Fprintf(stdout, "\n%s vs %s, the PV ticketlock thread's table (%s/s):\n\n", o.base, o.patched, unit)
-		if err := bench.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
+		if err := report.WriteSeedTable(stdout, rows, o.base, o.patched); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
 		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
 		unit, bench.SampleEvery)
-	if err := bench.WriteMatrix(stdout, rows); err != nil {
+	if err := report.WriteMatrix(stdout, rows); err != nil {
 		return err
 	}
 	if o.jsonPath != "" {
-		if err := writeFile(o.jsonPath, rows, bench.WriteJSON); err != nil {
+		if err := writeFile(o.jsonPath, rows, report.WriteJSON); err != nil {
 			return err
 		}
 	}
 	if o.csvPath != "" {
-		if err := writeFile(o.csvPath, rows, bench.WriteCSV); err != nil {
+		if err := writeFile(o.csvPath, rows, report.WriteCSV); err != nil {
 			return err
 		}
 	}
 	if o.outDir != "" {
-		files, err := bench.WritePlots(o.outDir, rows)
+		files, err := report.WritePlots(o.outDir, rows)
 		if err != nil {
 			return err
 		}

@@ -2,22 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
+	"github.com/pvlock/pvlock/bench/internal/labtest"
+	"github.com/pvlock/pvlock/bench/locks"
 	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestParseRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
@@ -35,7 +34,7 @@ func TestParseRejectsBadFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.factors) != 4 || strings.Join(o.locks, ",") != strings.Join(bench.LockNames(), ",") || o.runs < 3 ||
+	if len(o.factors) != 4 || strings.Join(o.locks, ",") != strings.Join(locks.Names(), ",") || o.runs < 3 ||
 		o.workload != "lockloop" || o.vms != 1 || o.outDir != "out" || o.seed != 1 {
 		t.Fatalf("defaults %+v", o)
 	}
@@ -69,7 +68,7 @@ func TestHelpIsNotAnError(t *testing.T) {
 // pvbench -h and pvbench help list every registered subcommand: the list
 // comes from labCommands, so a command registered anywhere shows up.
 func TestHelpListsEveryCommand(t *testing.T) {
-	labCommands["test-registered"] = func([]string, io.Writer, io.Writer) error { return nil }
+	labCommands["test-registered"] = func(context.Context, []string, io.Writer, io.Writer) error { return nil }
 	defer delete(labCommands, "test-registered")
 	var h, help bytes.Buffer
 	if err := run([]string{"-h"}, &bytes.Buffer{}, &h); err != nil {
@@ -216,32 +215,15 @@ func TestFromRejectsOtherRows(t *testing.T) {
 }
 
 // SIGINT during the main job reports and saves the cells that finished,
-// names the cell it stopped in, and is an error. The signal is a real
-// SIGINT to this process; the test's own signal.Notify keeps it from
-// killing the test binary should it arrive before pvbench listens.
+// names the cell it stopped in, and is an error.
 func TestMainJobSIGINTReportsFinishedCells(t *testing.T) {
-	guard := make(chan os.Signal, 1)
-	signal.Notify(guard, os.Interrupt)
-	defer signal.Stop(guard)
-
 	js := filepath.Join(t.TempDir(), "rows.json")
-	out, errOut := newLineBuffer(), newLineBuffer()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run([]string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
-			"-warmup", "10ms", "-json", js, "-out", ""}, out, errOut)
-	}()
-	// The second cell runs for a second: the signal lands in it.
-	errOut.waitFor(t, "[1/4] pv-ticket 1x: ")
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-errc:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the main job did not stop on SIGINT")
-	}
+	var out, errOut labtest.Buffer
+	err := interrupt(t, []string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
+		"-warmup", "10ms", "-json", js, "-out", ""}, &out, &errOut, func() {
+		// The second cell runs for a second: the signal lands in it.
+		errOut.WaitFor(t, "[1/4] pv-ticket 1x: ")
+	})
 	var intr *interruptedError
 	if !errors.As(err, &intr) || !strings.Contains(err.Error(), "interrupted during sync.Mutex 1x (cell 2 of 4)") {
 		t.Fatalf("run = %v, want the interrupt of sync.Mutex 1x, cell 2 of 4", err)
@@ -342,5 +324,53 @@ func TestProgressBar(t *testing.T) {
 	}
 	if full := renderBar(5, 5, "done", time.Second, 40); strings.Contains(full, ">") || !strings.Contains(full, "=====") {
 		t.Fatalf("full bar %q", full)
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestLabFlagsRejected(t *testing.T) {
+	for _, args := range [][]string{
+		{"lockbreak", "-oc", "0"}, {"lockbreak", "-lock", "nope"}, {"lockbreak", "-runs", "0"},
+		{"lockbreak", "-step", "3ms", "-batch", "1ms"}, {"lockbreak", "extra"},
+		{"shootdown", "-chunk", "0"}, {"shootdown", "-pin", "up"}, {"shootdown", "-cpus", "x"},
+		{"shootdown", "-duration", "0s"},
+		// The subcommands share the main command's parsers: these were once
+		// accepted here while the main command refused them.
+		{"lockbreak", "-oc", "Inf"}, {"shootdown", "-cpus", "-1"}, {"lockbreak", "-oc", ","},
+	} {
+		if err := run(args, &bytes.Buffer{}, &bytes.Buffer{}); err == nil {
+			t.Errorf("run(%q) accepted", args)
+		}
+	}
+}
+
+func TestLabCommands(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		cmd   string
+		wants []string
+	}{
+		{"lockbreak", []string{"lock-break", "p99 µs", "batches/s", " off", " on"}},
+		{"shootdown", []string{"%improvement", "native", "pv", "deferred"}},
+	} {
+		js := filepath.Join(dir, c.cmd+".json")
+		var out, errOut bytes.Buffer
+		if err := run([]string{c.cmd, "-oc", "1", "-runs", "1", "-duration", "50ms", "-json", js}, &out, &errOut); err != nil {
+			t.Fatalf("%s: %v\n%s", c.cmd, err, errOut.String())
+		}
+		for _, want := range c.wants {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s output lacks %q:\n%s", c.cmd, want, out.String())
+			}
+		}
+		b, err := os.ReadFile(js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []map[string]any
+		if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 2 {
+			t.Fatalf("%s JSON: %v, %d rows", c.cmd, err, len(rows))
+		}
 	}
 }

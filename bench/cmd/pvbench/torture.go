@@ -6,12 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
 )
 
@@ -41,7 +39,7 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 		fs.PrintDefaults()
 	}
 	var c torture.Config
-	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(torture.LockNames(), ", "))
+	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(locks.TortureNames(), ", "))
 	ocList := fs.String("oc", "2", "comma-separated overcommit factors: writer vCPUs per CPU (1-8 is the useful range), one run each")
 	fs.IntVar(&c.VCPUs, "vcpus", 0, "number of writer vCPUs; overrides -oc")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
@@ -107,17 +105,12 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 
 // runTorture runs "pvbench torture": the reports go to stdout, and a
 // FAILURE or an interrupt is returned as an error.
-func runTorture(args []string, stdout, stderr io.Writer) error {
+// An interrupt ends the run early, with the usual report.
+func runTorture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfgs, err := parseTorture(args, stderr)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
 		return err
 	}
-	// An interrupt ends the run early, with the usual report.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	return tortureAll(ctx, cfgs, stdout)
 }
 

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/internal/labtest"
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -22,8 +21,8 @@ import (
 var lossyLooks atomic.Uint64
 
 func init() {
-	torture.RegisterLock("test-lossy-stats", func() sync.Locker { return new(sync.Mutex) },
-		func() (uint64, uint64) { n := lossyLooks.Add(1); return n, n })
+	locks.Register(locks.Kind{Name: "test-lossy-stats", TortureOnly: true, New: func() sync.Locker { return new(sync.Mutex) },
+		Stats: func() (uint64, uint64) { n := lossyLooks.Add(1); return n, n }})
 }
 
 func TestTortureSubcommand(t *testing.T) {
@@ -93,31 +92,15 @@ func TestParseTorture(t *testing.T) {
 }
 
 // A torture stopped by a signal is not a passed torture: the report ends
-// INTERRUPTED, never SUCCESS, and pvbench exits non-zero. The signal is a
-// real SIGINT to this process; the test's own signal.Notify keeps it from
-// killing the test binary should it arrive before pvbench listens.
+// INTERRUPTED, never SUCCESS, and pvbench exits non-zero.
 func TestTortureSIGINTIsNotSuccess(t *testing.T) {
-	guard := make(chan os.Signal, 1)
-	signal.Notify(guard, os.Interrupt)
-	defer signal.Stop(guard)
-
-	out := newLineBuffer()
-	errc := make(chan error, 1)
-	go func() {
-		errc <- run([]string{"torture", "-lock", "pv-ticket", "-oc", "2,4", "-duration", "1m", "-interval", "100ms"}, out, io.Discard)
-	}()
-	// The header line is printed after pvbench installed its handler.
-	out.waitFor(t, "torture pv-ticket:")
-	time.Sleep(200 * time.Millisecond)
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-errc:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the torture did not stop on SIGINT")
-	}
+	var out labtest.Buffer
+	err := interrupt(t, []string{"torture", "-lock", "pv-ticket", "-oc", "2,4", "-duration", "1m", "-interval", "100ms"},
+		&out, io.Discard, func() {
+			// The header line is printed after pvbench installed its handler.
+			out.WaitFor(t, "torture pv-ticket:")
+			time.Sleep(200 * time.Millisecond)
+		})
 	if !errors.Is(err, errTortureInterrupted) || !strings.Contains(err.Error(), "run 1 of 2") {
 		t.Errorf("run = %v, want the interrupt of run 1 of 2 as an error", err)
 	}

@@ -1,28 +1,13 @@
-package bench
+package locks
 
 import (
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/internal/locktest"
 )
-
-// TestEveryLockMutualExclusion stresses every registered lock briefly at
-// 2x; the peers below get longer runs.
-func TestEveryLockMutualExclusion(t *testing.T) {
-	for _, name := range LockNames() {
-		k, _ := Lock(name)
-		res, err := locktest.Stress(k.New(), locktest.Config{Overcommit: 2, Iterations: 5000,
-			Deadline: short(150*time.Millisecond, 400*time.Millisecond), Work: 20})
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		if res.Acquisitions == 0 {
-			t.Fatalf("%s: no acquisitions", name)
-		}
-	}
-}
 
 // TestPeerLocksUnderOvercommit: the lab's own locks keep mutual exclusion
 // at 2x and 4x, with long holds that get holders preempted, and with a
@@ -41,7 +26,7 @@ func TestPeerLocksUnderOvercommit(t *testing.T) {
 	for _, p := range peers {
 		for _, oc := range []float64{2, 4} {
 			res, err := locktest.Stress(p.new(), locktest.Config{Overcommit: oc, Iterations: 20000,
-				Deadline: short(300*time.Millisecond, time.Second), Work: 50,
+				Deadline: labtest.Short(time.Second, 2*time.Second), Work: 50,
 				LongHoldEvery: 200, LongHold: 50 * time.Microsecond})
 			if err != nil {
 				t.Fatalf("%s at %gx: %v", p.name, oc, err)
@@ -126,26 +111,10 @@ func TestPeerLocksPanicOnBadUnlock(t *testing.T) {
 	}
 }
 
-func TestPeerLocksRegistered(t *testing.T) {
-	for _, name := range []string{"native-ticket", "pv-ticket", "sync.Mutex", "ple-yield", "preemptable-ticket"} {
-		k, err := Lock(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k.Doc == "" || k.New() == nil {
-			t.Fatalf("%s: incomplete registration", name)
-		}
-	}
-}
-
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
-		}
-		time.Sleep(50 * time.Microsecond)
+	if !labtest.Eventually(10*time.Second, cond, nil) {
+		t.Fatal("condition not reached in 10s")
 	}
 }

@@ -1,4 +1,4 @@
-package bench
+package locks
 
 import (
 	"sync"
@@ -107,7 +107,7 @@ func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
 func init() {
-	RegisterLock(LockKind{Name: "ple-yield",
+	Register(Kind{Name: "ple-yield", FIFOSpin: true,
 		Doc: "native ticket lock + emulated pause-loop exit: sched_yield after a 2µs spin window",
 		New: func() sync.Locker { return new(PLEYield) }})
 }

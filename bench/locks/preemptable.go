@@ -1,4 +1,4 @@
-package bench
+package locks
 
 import (
 	"sync"
@@ -119,7 +119,9 @@ func (l *PreemptableTicket) Unlock() {
 }
 
 func init() {
-	RegisterLock(LockKind{Name: "preemptable-ticket",
+	// Unfair: a waiter that timed out takes the lock from whoever is next
+	// in line, as often as the line stalls.
+	Register(Kind{Name: "preemptable-ticket", FIFOSpin: true, Unfair: true,
 		Doc: "Ouyang's preemptable ticket lock: leave the FIFO line after TIMEOUT_UNIT·position polls",
 		New: func() sync.Locker { return new(PreemptableTicket) }})
 }

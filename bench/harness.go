@@ -8,13 +8,17 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
 // Spec is one cell of a comparison: a workload, a lock and an overcommit
-// factor, measured Runs times.
+// factor, measured Runs times. It is the lab's one description of a cell:
+// MeasureLockBreak and MeasureShootdown take it too, inside their own
+// specs, which add what only they need.
 type Spec struct {
-	Workload   string
+	Workload string
+	// Lock is a lab lock (bench/locks).
 	Lock       string
 	Overcommit float64
 	// CPUs are the physical CPUs; nil means all allowed CPUs.
@@ -91,25 +95,52 @@ type Row struct {
 	PollInvalidPct float64 `json:"poll_invalid_pct"`
 }
 
-// defaultRuns fills in the run parameters every spec shares: 3 measured
-// runs of 1s after a 100ms warm-up (a negative warm-up means none).
-func defaultRuns(runs *int, d, warmup *time.Duration) {
-	if *runs <= 0 {
-		*runs = 3
+// defaults fills in what every cell shares: one VM, 3 measured runs of
+// 1s after a 100ms warm-up (a negative warm-up means none).
+func (s *Spec) defaults() {
+	orDefault(&s.Runs, 3)
+	orDefault(&s.Duration, time.Second)
+	if s.Warmup == 0 {
+		s.Warmup = 100 * time.Millisecond
 	}
-	if *d <= 0 {
-		*d = time.Second
+	orDefault(&s.VMs, 1)
+}
+
+// defaultsFor fills in the defaults of a one-VM cell of the named
+// workload: the lock is "pv-ticket" unless set.
+func (s *Spec) defaultsFor(workload string) {
+	s.Workload, s.VMs = workload, 1
+	if s.Lock == "" {
+		s.Lock = "pv-ticket"
 	}
-	if *warmup == 0 {
-		*warmup = 100 * time.Millisecond
+	s.defaults()
+}
+
+// orDefault sets *v to def unless it is positive.
+func orDefault[T int | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
 	}
 }
 
-func (s *Spec) defaults() {
-	defaultRuns(&s.Runs, &s.Duration, &s.Warmup)
-	if s.VMs <= 0 {
-		s.VMs = 1
+// eachRun calls run for the warm-up (r = -1, for Warmup, if positive) and
+// then for every measured run (r = 0, 1, ..., for Duration), stopping at
+// the first error or when ctx ends.
+func (s *Spec) eachRun(ctx context.Context, run func(r int, d time.Duration) error) error {
+	if s.Warmup > 0 {
+		if err := run(-1, s.Warmup); err != nil {
+			return err
+		}
 	}
+	for r := 0; r < s.Runs; r++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run(r, s.Duration); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Measure runs a Spec and summarises it.
@@ -119,7 +150,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	if err != nil {
 		return Row{}, err
 	}
-	lk, err := Lock(spec.Lock)
+	lk, err := locks.Lookup(spec.Lock)
 	if err != nil {
 		return Row{}, err
 	}
@@ -135,11 +166,6 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	for _, vm := range vms {
 		row.VCPUs += len(vm.VCPUs())
 	}
-	if spec.Warmup > 0 {
-		if _, err := runOnce(ctx, vms, wl, lk, spec, -1, spec.Warmup); err != nil {
-			return row, fmt.Errorf("warm-up: %w", err)
-		}
-	}
 	var (
 		rates               []float64
 		units, halts, kicks float64
@@ -148,13 +174,15 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		lat                 latencyHist
 		before              = vcpuCounters(vms)
 	)
-	for r := 0; r < spec.Runs; r++ {
-		if err := ctx.Err(); err != nil {
-			return row, err
-		}
-		res, err := runOnce(ctx, vms, wl, lk, spec, r, spec.Duration)
-		if err != nil {
-			return row, fmt.Errorf("run %d: %w", r+1, err)
+	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
+		res, err := runOnce(ctx, vms, wl, lk, spec, r, d)
+		switch {
+		case err != nil && r < 0:
+			return fmt.Errorf("warm-up: %w", err)
+		case err != nil:
+			return fmt.Errorf("run %d: %w", r+1, err)
+		case r < 0:
+			return nil
 		}
 		rates = append(rates, float64(res.units)/res.elapsed.Seconds())
 		units += float64(res.units)
@@ -164,6 +192,10 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		fairSum += MaxMin(counts)
 		jainSum += Jain(counts)
 		lat.merge(&res.lat)
+		return nil
+	})
+	if err != nil {
+		return row, err
 	}
 	after := vcpuCounters(vms)
 	halts = float64(after.halts - before.halts)
@@ -188,8 +220,10 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	return row, nil
 }
 
-// newVMs makes the Spec's VMs: round(Overcommit·CPUs) vCPUs in all, split
-// as evenly as possible, continuing one pinning round-robin.
+// newVMs makes the Spec's VMs, the lab's one VM builder: round(Overcommit·CPUs)
+// vCPUs in all, split as evenly as possible, continuing one pinning
+// round-robin. They are named after the workload, lock and factor (and
+// numbered when there are several).
 func newVMs(spec Spec) ([]*pvlock.VM, error) {
 	cfg, err := pvlock.Overcommit(spec.Overcommit, spec.CPUs)
 	if err != nil {
@@ -206,8 +240,12 @@ func newVMs(spec Spec) ([]*pvlock.VM, error) {
 		if k < cfg.VCPUs%spec.VMs {
 			n++
 		}
+		name := fmt.Sprintf("%s-%s-%gx", spec.Workload, spec.Lock, spec.Overcommit)
+		if spec.VMs > 1 {
+			name += fmt.Sprintf("-vm%d", k)
+		}
 		vm, err := pvlock.NewVM(pvlock.Config{
-			Name:     fmt.Sprintf("%s-%s-%gx-vm%d", spec.Workload, spec.Lock, spec.Overcommit, k),
+			Name:     name,
 			VCPUs:    n,
 			CPUs:     cfg.CPUs,
 			Pinning:  spec.Pinning,
@@ -262,10 +300,9 @@ func splitmix(x uint64) uint64 {
 }
 
 // runOnce sets up a fresh instance of the workload with fresh locks in
-// every VM, runs all VMs together for d and collects the measurements.
-// The time is taken from the start of the first vCPU until the last one
-// noticed the end (a vCPU stuck waiting for a lock is waited for).
-func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk LockKind, spec Spec, r int, d time.Duration) (*runResult, error) {
+// every VM, runs all VMs together for d (runFor) and collects the
+// measurements.
+func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk locks.Kind, spec Spec, r int, d time.Duration) (*runResult, error) {
 	insts := make([]Instance, len(vms))
 	meters := make([]*meter, len(vms))
 	index := make(map[*pvlock.VM]int, len(vms))
@@ -281,34 +318,18 @@ func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk LockKind, sp
 		total += n
 	}
 	counts := make([]paddedCount, total)
-	var (
-		stop    atomic.Bool
-		started atomic.Int64 // monoNow()+1 at the first vCPU's start
-		timer   *time.Timer  // set by the vCPU that stored started
-	)
-	err := pvlock.RunAll(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
-		if started.CompareAndSwap(0, int64(monoNow())+1) {
-			timer = time.AfterFunc(d, func() { stop.Store(true) })
-		}
+	elapsed, err := runFor(ctx, vms, d, func(v *pvlock.VCPU) func() {
 		k := index[v.VM()]
 		inst, c := insts[k], &counts[offset[k]+v.Index()]
-		for !stop.Load() && ctx.Err() == nil {
+		return func() {
 			inst.Op(v)
 			c.n++
 		}
-		return nil
-	}, vms...)
-	end := monoNow()
-	if timer != nil {
-		timer.Stop()
-	}
+	})
 	if err != nil {
 		return nil, err
 	}
-	if s := started.Load(); s == 0 {
-		return nil, fmt.Errorf("bench: no vCPU started: %w", context.Cause(ctx))
-	}
-	res := &runResult{ops: make([]uint64, total), elapsed: end - time.Duration(started.Load()-1)}
+	res := &runResult{ops: make([]uint64, total), elapsed: elapsed}
 	for i := range counts {
 		res.ops[i] = counts[i].n
 	}
@@ -336,6 +357,41 @@ func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk LockKind, sp
 	return res, nil
 }
 
+// runFor is the lab's one runner: it runs all vms together for d, every
+// vCPU calling in a loop the op that newOp made for it, and returns the
+// time on the monotonic clock from the start of the first vCPU until the
+// last one noticed the end. An op in progress at the end is finished, not
+// interrupted (a vCPU stuck waiting for a lock is waited for).
+func runFor(ctx context.Context, vms []*pvlock.VM, d time.Duration, newOp func(v *pvlock.VCPU) func()) (time.Duration, error) {
+	var (
+		stop    atomic.Bool
+		started atomic.Int64 // monoNow()+1 at the first vCPU's start
+		timer   *time.Timer  // set by the vCPU that stored started
+	)
+	err := pvlock.RunAll(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		op := newOp(v)
+		if started.CompareAndSwap(0, int64(monoNow())+1) {
+			timer = time.AfterFunc(d, func() { stop.Store(true) })
+		}
+		for !stop.Load() && ctx.Err() == nil {
+			op()
+		}
+		return nil
+	}, vms...)
+	end := monoNow()
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil {
+		return 0, err
+	}
+	s := started.Load()
+	if s == 0 {
+		return 0, fmt.Errorf("bench: no vCPU started: %w", context.Cause(ctx))
+	}
+	return end - time.Duration(s-1), nil
+}
+
 type paddedCount struct {
 	n uint64
 	_ [120]byte
@@ -358,6 +414,14 @@ func vcpuCounters(vms []*pvlock.VM) counters {
 	return c
 }
 
+// rank is the lab's one percentile definition: the nearest rank
+// (1-based) of the q-quantile (0 < q <= 1) of n samples, ⌈q·n⌉ and at
+// least 1. The latency histogram and the lockbreak samples both use it.
+func rank(q float64, n int) int {
+	return max(int(math.Ceil(q*float64(n))), 1)
+}
+
+// meanStdev returns the mean of xs and their sample standard deviation.
 func meanStdev(xs []float64) (mean, stdev float64) {
 	if len(xs) == 0 {
 		return 0, 0

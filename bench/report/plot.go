@@ -1,4 +1,4 @@
-package bench
+package report
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/pvlock/pvlock/bench"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -66,16 +67,16 @@ func lockShape(name string) draw.GlyphDrawer { return plotutil.Shape(lockStyle(n
 // and overcommit, grouped bars) and <workload>-latency (p99 acquisition
 // latency against overcommit, log scale), each in every PlotFormats
 // format. It returns the files written.
-func WritePlots(dir string, rows []Row) ([]string, error) {
+func WritePlots(dir string, rows []bench.Row) ([]string, error) {
 	return writePlots(dir, rows, "throughput", "fairness", "latency")
 }
 
 // WriteThroughputPlots is WritePlots with the throughput plots only.
-func WriteThroughputPlots(dir string, rows []Row) ([]string, error) {
+func WriteThroughputPlots(dir string, rows []bench.Row) ([]string, error) {
 	return writePlots(dir, rows, "throughput")
 }
 
-func writePlots(dir string, rows []Row, kinds ...string) ([]string, error) {
+func writePlots(dir string, rows []bench.Row, kinds ...string) ([]string, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("bench: no rows to plot")
 	}
@@ -83,16 +84,11 @@ func writePlots(dir string, rows []Row, kinds ...string) ([]string, error) {
 		return nil, fmt.Errorf("bench: plot directory: %w", err)
 	}
 	var files []string
-	for _, wl := range workloadOrder(rows) {
-		var sub []Row
-		for _, r := range rows {
-			if r.Workload == wl {
-				sub = append(sub, r)
-			}
-		}
+	for _, wl := range distinct(rows, func(r bench.Row) string { return r.Workload }) {
+		sub := slices.DeleteFunc(slices.Clone(rows), func(r bench.Row) bool { return r.Workload != wl })
 		plots := []struct {
 			name string
-			make func([]Row) (*plot.Plot, error)
+			make func([]bench.Row) (*plot.Plot, error)
 		}{
 			{"throughput", throughputPlot},
 			{"fairness", fairnessPlot},
@@ -116,18 +112,6 @@ func writePlots(dir string, rows []Row, kinds ...string) ([]string, error) {
 		}
 	}
 	return files, nil
-}
-
-func workloadOrder(rows []Row) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, r := range rows {
-		if !seen[r.Workload] {
-			seen[r.Workload] = true
-			out = append(out, r.Workload)
-		}
-	}
-	return out
 }
 
 // savePlot writes p to path in the given format, with its legend in a
@@ -160,7 +144,7 @@ func savePlot(p *plot.Plot, path, format string) (err error) {
 
 // setup labels the plot: what it shows, then the run's configuration on
 // the x axis.
-func setup(p *plot.Plot, rows []Row, what, x string) {
+func setup(p *plot.Plot, rows []bench.Row, what, x string) {
 	r := rows[0]
 	p.Title.Text = r.Workload + ": " + what
 	p.X.Label.Text = fmt.Sprintf("%s   [%d pCPUs, %d VM(s), %d runs per point]", x, r.PCPUs, max(r.VMs, 1), r.Runs)
@@ -173,14 +157,10 @@ type xyErrs struct {
 	plotter.YErrors
 }
 
-func throughputPlot(rows []Row) (*plot.Plot, error) {
+func throughputPlot(rows []bench.Row) (*plot.Plot, error) {
 	p := plot.New()
-	unit := rows[0].Unit
-	if unit == "" {
-		unit = "ops"
-	}
 	setup(p, rows, "throughput vs overcommit, mean ± stdev (higher is better)", "overcommit (vCPUs per pCPU)")
-	p.Y.Label.Text = unit + "/s"
+	p.Y.Label.Text = unit(rows) + "/s"
 	p.Y.Min = 0
 	p.Y.Tick.Marker = siTicks{}
 	for _, lock := range lockOrder(rows) {
@@ -209,7 +189,7 @@ func throughputPlot(rows []Row) (*plot.Plot, error) {
 	return p, nil
 }
 
-func fairnessPlot(rows []Row) (*plot.Plot, error) {
+func fairnessPlot(rows []bench.Row) (*plot.Plot, error) {
 	p := plot.New()
 	setup(p, rows, "fairness of per-vCPU lock acquisitions (1 = fair)", "overcommit")
 	p.Y.Label.Text = "Jain's index"
@@ -241,7 +221,7 @@ func fairnessPlot(rows []Row) (*plot.Plot, error) {
 	return p, nil
 }
 
-func latencyPlot(rows []Row) (*plot.Plot, error) {
+func latencyPlot(rows []bench.Row) (*plot.Plot, error) {
 	p := plot.New()
 	setup(p, rows, "p99 time from Lock to owning the lock (lower is better)", "overcommit (vCPUs per pCPU)")
 	p.Y.Label.Text = "p99 latency" // a long rotated label shrinks a log axis
@@ -274,7 +254,7 @@ func latencyPlot(rows []Row) (*plot.Plot, error) {
 }
 
 // factorTicks labels the x axis at the measured overcommit factors.
-func factorTicks(rows []Row) plot.Ticker {
+func factorTicks(rows []bench.Row) plot.Ticker {
 	var ticks plot.ConstantTicks
 	for _, oc := range factors(rows) {
 		ticks = append(ticks, plot.Tick{Value: oc, Label: fmt.Sprintf("%gx", oc)})
@@ -341,4 +321,18 @@ func siLabel(v float64) string {
 		return strconv.FormatFloat(v/1e3, 'g', 4, 64) + "k"
 	}
 	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// SweepPlotRows turns sweep rows into Rows that WritePlots draws as one
+// throughput plot per workload and lock, with a line per setting: the
+// workload is renamed "sweep-<workload>-<lock>" and the lock "<setting>".
+func SweepPlotRows(rows []bench.SweepRow) []bench.Row {
+	out := make([]bench.Row, 0, len(rows))
+	for _, r := range rows {
+		row := r.Row
+		row.Workload = fmt.Sprintf("sweep-%s-%s", r.Workload, r.Lock)
+		row.Lock = r.Setting()
+		out = append(out, row)
+	}
+	return out
 }

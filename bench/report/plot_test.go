@@ -1,15 +1,17 @@
-package bench
+package report
 
 import (
 	"image/color"
 	"testing"
+
+	"github.com/pvlock/pvlock/bench/locks"
 )
 
 // A lock keeps its colour whatever other locks share the plot, and the
 // lab's locks all differ.
 func TestLockColoursAreFixed(t *testing.T) {
 	seen := map[color.Color]string{}
-	for _, name := range LockNames() {
+	for _, name := range locks.Names() {
 		c := lockColor(name)
 		if other, dup := seen[c]; dup {
 			t.Errorf("%s and %s share a colour", name, other)

@@ -1,0 +1,169 @@
+package locks
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/qspin"
+	"github.com/pvlock/pvlock/ticket"
+)
+
+// Kind is a registered lock: everything the lab, the torture and the
+// benchmarks need to know about it.
+type Kind struct {
+	// Name is the lock's name in flags, tables, JSON, torture reports and
+	// benchmark names.
+	Name string
+	// Doc is a one-line description.
+	Doc string
+	// New returns a fresh, unlocked lock.
+	New func() sync.Locker
+	// WithThreshold, for the PV locks, returns a fresh lock with a fixed
+	// spin threshold of n polls instead of the adaptive default (pvbench
+	// sweep); nil for locks without one.
+	WithThreshold func(n uint32) sync.Locker
+	// Stats returns the cumulative halt-watchdog timeouts and lost
+	// wake-ups of all locks of this kind (the halt_timeouts and
+	// lost_wakeups events of the lock statistics, see StatsCounters). Nil
+	// for locks that never halt or keep no such counts.
+	Stats func() (timeouts, lostWakeups uint64)
+	// Unfair says the lock makes no promise against starvation (a
+	// test-and-set lock, say): the torture reports starved waits, but
+	// only stalls fail the run.
+	Unfair bool
+	// FIFOSpin says the lock's waiters spin in line without ever halting
+	// or blocking, so that under overcommit the lock is handed to
+	// descheduled waiters and throughput collapses (lock-waiter
+	// preemption). The torture gives such locks its shortest runs; the
+	// goroutine benchmarks leave them out of their contended shapes.
+	FIFOSpin bool
+	// TortureOnly keeps a variant that only the torture needs (a short
+	// spin threshold, a test's lock) out of the lab's lists (Names): the
+	// main job's default -locks and the benchmarks stay as they were.
+	TortureOnly bool
+	// NoTorture, if set, says why the torture cannot run the lock; every
+	// lock without it can be tortured (see TortureNames).
+	NoTorture string
+}
+
+var registry struct {
+	mu    sync.Mutex
+	kinds map[string]Kind
+}
+
+// Register adds a lock kind. It panics on an empty or duplicate name or
+// a nil constructor, so that a mistaken registration fails at start-up.
+func Register(k Kind) {
+	if k.Name == "" || k.New == nil {
+		panic("locks: Register needs a name and a constructor")
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if _, dup := registry.kinds[k.Name]; dup {
+		panic("locks: lock " + k.Name + " registered twice")
+	}
+	if registry.kinds == nil {
+		registry.kinds = map[string]Kind{}
+	}
+	registry.kinds[k.Name] = k
+}
+
+// Get returns the named lock kind, whatever it is registered for.
+func Get(name string) (Kind, bool) {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	k, ok := registry.kinds[name]
+	return k, ok
+}
+
+// Lookup returns the named lab lock (one of Names).
+func Lookup(name string) (Kind, error) {
+	k, ok := Get(name)
+	if !ok || k.TortureOnly {
+		return Kind{}, fmt.Errorf("bench: unknown lock %q (known: %v)", name, Names())
+	}
+	return k, nil
+}
+
+// Names lists the lab's locks, sorted: every registered kind but the
+// TortureOnly ones.
+func Names() []string {
+	return names(func(k Kind) bool { return !k.TortureOnly })
+}
+
+// TortureNames lists the locks the torture can run, sorted: every
+// registered kind without a NoTorture reason.
+func TortureNames() []string {
+	return names(func(k Kind) bool { return k.NoTorture == "" })
+}
+
+func names(keep func(Kind) bool) []string {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(registry.kinds)) {
+		if keep(registry.kinds[name]) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Event names a lock's statistics must have for StatsCounters.
+const (
+	HaltTimeouts = "halt_timeouts"
+	LostWakeups  = "lost_wakeups"
+)
+
+// StatsCounters returns a Kind.Stats function reading the halt_timeouts
+// and lost_wakeups events of s. It panics if s lacks either event, so a
+// mistaken registration fails at start-up.
+func StatsCounters(s *pvlock.LockStats) func() (timeouts, lostWakeups uint64) {
+	snap := s.Snapshot()
+	snap.Get(HaltTimeouts)
+	snap.Get(LostWakeups)
+	return func() (uint64, uint64) {
+		snap := s.Snapshot()
+		return snap.Get(HaltTimeouts), snap.Get(LostWakeups)
+	}
+}
+
+// ShortSpin is the spin threshold of the torture's -short variants: so
+// few polls that nearly every contended acquisition goes through the
+// halt and kick path.
+const ShortSpin = 64
+
+func init() {
+	Register(Kind{Name: "native-ticket", Doc: "ticket lock, INC=1, pure spinning", FIFOSpin: true,
+		New:   func() sync.Locker { return ticket.New(ticket.Native()) },
+		Stats: StatsCounters(ticket.Stats(false))})
+	Register(Kind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
+		New:           func() sync.Locker { return ticket.New() },
+		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) },
+		Stats:         StatsCounters(ticket.Stats(true))})
+	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortSpin polls", TortureOnly: true,
+		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
+		Stats: StatsCounters(ticket.Stats(true))})
+	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
+		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
+		Stats: StatsCounters(qspin.Stats(qspin.ModeNative))})
+	Register(Kind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing",
+		New:           func() sync.Locker { return qspin.New() },
+		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.SpinThreshold(n)) },
+		Stats:         StatsCounters(qspin.Stats(qspin.ModePV))})
+	Register(Kind{Name: "pv-qspin-nosteal", Doc: "PV queued spinlock without lock stealing (strict FIFO)",
+		New:           func() sync.Locker { return qspin.New(qspin.NoStealing()) },
+		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.NoStealing(), qspin.SpinThreshold(n)) },
+		Stats:         StatsCounters(qspin.Stats(qspin.ModePVNoSteal))})
+	Register(Kind{Name: "pv-qspin-short", Doc: "PV queued spinlock with a spin threshold of ShortSpin polls", TortureOnly: true,
+		New:   func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortSpin)) },
+		Stats: StatsCounters(qspin.Stats(qspin.ModePV))})
+	Register(Kind{Name: "tas", Doc: "test-and-set lock, the kernel's virt_spin_lock: unfair, no queue", Unfair: true,
+		New:   func() sync.Locker { return qspin.NewTAS() },
+		Stats: StatsCounters(qspin.Stats(qspin.ModeTAS))})
+	Register(Kind{Name: "sync.Mutex", Doc: "Go's sync.Mutex, the lock a Go user would pick",
+		New: func() sync.Locker { return new(sync.Mutex) }})
+}
