@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/kick"
 )
 
 // The sweep compares the adaptive waiting policy with fixed settings of its
@@ -146,8 +146,8 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	maxPoll, adaptive := pvlock.HaltPoll()
-	defer pvlock.SetHaltPoll(maxPoll, adaptive)
+	maxPoll, adaptive := kick.HaltPoll()
+	defer kick.SetHaltPoll(maxPoll, adaptive)
 	settings := spec.settings()
 	total := len(spec.Workloads) * len(spec.Locks) * len(spec.Factors) * len(settings)
 	var rows []SweepRow
@@ -163,9 +163,9 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 						cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
 					}
 					if set.haltPoll != Adaptive {
-						pvlock.SetHaltPoll(set.haltPoll, false)
+						kick.SetHaltPoll(set.haltPoll, false)
 					} else {
-						pvlock.SetHaltPoll(maxPoll, true)
+						kick.SetHaltPoll(maxPoll, true)
 					}
 					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll}
 					if spec.Progress != nil {

@@ -71,7 +71,7 @@ func CondRelock(l Contender) bool {
 //   - v's time slice is about to end: v shares its CPU with other runnable
 //     threads (its steal time, the run-queue wait of its thread, grew by at
 //     least PreemptedSteal between two checks, so Linux preempted it and
-//     has just given the CPU back), and it has run for at least YieldSlice
+//     has just given the CPU back), and it has run for at least Policy.YieldSlice
 //     since then. This is the user-space stand-in for the kernel's
 //     need_resched: Linux is about to preempt v anyway, and it had better
 //     do so while v holds no lock than in the middle of the batch
@@ -118,21 +118,13 @@ const StealCheckInterval = 50 * time.Microsecond
 // shortest time slice.
 const PreemptedSteal = 100 * time.Microsecond
 
-// DefaultYieldSlice is the default YieldSlice: a little under the ≈2.7 ms
+// DefaultYieldSlice is the default Policy.YieldSlice: a little under the ≈2.7 ms
 // median time slice of a CPU-bound thread sharing a core on our machines.
 const DefaultYieldSlice = 2 * time.Millisecond
 
 var yieldSlice atomic.Int64
 
 func init() { yieldSlice.Store(int64(DefaultYieldSlice)) }
-
-// SetYieldSlice sets how long a vCPU that shares its CPU runs after a
-// preemption before CondRelock yields for it (see VCPU.CondRelock); d <= 0
-// turns these yields off, leaving only explicit requests.
-func SetYieldSlice(d time.Duration) { yieldSlice.Store(int64(d)) }
-
-// YieldSlice returns the current yield slice.
-func YieldSlice() time.Duration { return time.Duration(yieldSlice.Load()) }
 
 // breakState is a vCPU's lock-break bookkeeping. request is set by any
 // goroutine; yields is written by the vCPU and read atomically by others;

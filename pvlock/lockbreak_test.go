@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 )
@@ -58,8 +59,7 @@ func TestCondRelock(t *testing.T) {
 // an explicit request (consumed by one break), and a slice run out after a
 // preemption.
 func TestVCPUCondRelockYield(t *testing.T) {
-	defer pvlock.SetYieldSlice(pvlock.YieldSlice())
-	pvlock.SetYieldSlice(0)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = 0 })()
 	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +91,7 @@ func TestVCPUCondRelockYield(t *testing.T) {
 	// runs for longer than a short yield slice after each preemption.
 	cpus, _ := pvlock.HostCPUs()
 	for _, slice := range []time.Duration{0, 300 * time.Microsecond} {
-		pvlock.SetYieldSlice(slice)
+		locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = slice })
 		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
 		if err != nil {
 			t.Fatal(err)

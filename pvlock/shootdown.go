@@ -138,24 +138,6 @@ func (v *VCPU) Poll() {
 	}
 }
 
-// PollCurrent is Poll for the vCPU of the calling thread, if the thread is a
-// vCPU, and a no-op otherwise. Lock spin loops call it every SpinPollEvery
-// spins, so that a vCPU spinning for a lock acknowledges calls as a CPU
-// spinning with interrupts enabled would. It costs a gettid system call and
-// a lookup (a fraction of a microsecond): never call it on a fast path.
-func PollCurrent() {
-	if w := kick.Current(); w != nil {
-		if v, ok := w.Owner.(*VCPU); ok {
-			v.Poll()
-		}
-	}
-}
-
-// SpinPollEvery is how many spins a lock's spin loop lets pass between two
-// PollCurrent calls: about 25 µs of spinning here, so the poll costs about
-// 1% of a spin and a spinning vCPU acknowledges a call within tens of µs.
-const SpinPollEvery = 1024
-
 // drain runs every posted handler. It loops until the pending flag stays
 // clear, so a request posted while a handler runs is served too, and it is
 // not re-entered (a handler that breaks the rules and halts is caught up by
@@ -257,7 +239,7 @@ func (m ShootdownMode) String() string {
 // than apply one specific change.
 //
 // The handler runs on the target's own thread like an interrupt handler: at
-// a Poll, while the vCPU spins for a lock that polls (PollCurrent), when it
+// a Poll, while the vCPU spins for a lock (lock spin loops poll), when it
 // halts or resumes inside a lock's slow path, or when it enters its
 // workload. It must be short, must not block, and must not
 // take locks that can halt, call Poll, Idle or Call.

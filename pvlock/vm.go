@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/unix"
 )
@@ -20,7 +21,7 @@ import (
 // 10000 threads by default; the queued lock's tail also encodes the vCPU
 // in a bounded field. Ticket locks allow 2^31-1 concurrent waiters, far
 // beyond this.
-const MaxVCPUs = 4096
+const MaxVCPUs = lockcore.MaxVCPUs
 
 // Pinning says how vCPU threads are placed on the physical CPUs.
 type Pinning int
@@ -123,9 +124,8 @@ func NewVM(cfg Config) (*VM, error) {
 		// Created here rather than on the first run, so that observers
 		// (such as a metrics scrape) may read it while the VM starts.
 		v.waiter = kick.NewWaiter(kick.Futex)
-		v.waiter.Owner = v
 		v.waiter.Hook = (*haltHook)(v)
-		v.sibSpin.Store(initialSiblingSpin)
+		v.locks.Init(v.waiter, v.Poll)
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}
@@ -283,7 +283,7 @@ type VCPU struct {
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
 
-	sibSpin atomic.Uint32 // spins while a sibling vCPU waits for the CPU (spin.go)
+	locks lockcore.VCPU // what lock waiters on this vCPU use; its waiter's Owner
 
 	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
@@ -115,9 +116,7 @@ func dumpState(l *Lock) string {
 // 256 vCPU threads under -race). A lost wake-up still shows: the waiter
 // sleeps until this timeout, and the run counts a halt timeout.
 func longHaltTimeout() (restore func()) {
-	old := pvlock.HaltTimeout()
-	pvlock.SetHaltTimeout(10 * time.Second)
-	return func() { pvlock.SetHaltTimeout(old) }
+	return locktest.SetPolicy(func(p *pvlock.Policy) { p.HaltTimeout = 10 * time.Second })
 }
 
 // stressResult is what a stress run observed.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -47,17 +48,17 @@ func TestOptions(t *testing.T) {
 			t.Errorf("case %d: mode %v PV %v, want %v %v", i, c.l.Mode(), c.l.PV(), c.mode, c.pv)
 		}
 	}
-	if got := New().spinThreshold(); got != pvlock.DefaultSpinThreshold {
+	if got := New().spin.Threshold(); got != pvlock.DefaultSpinThreshold {
 		t.Errorf("default threshold %d, want %d", got, pvlock.DefaultSpinThreshold)
 	}
-	if got := New(SpinThreshold(77)).spinThreshold(); got != 77 {
+	if got := New(SpinThreshold(77)).spin.Threshold(); got != 77 {
 		t.Errorf("SpinThreshold(77) gave %d", got)
 	}
-	if got := New(SpinThreshold(77), SpinThreshold(0)).spinThreshold(); got != pvlock.DefaultSpinThreshold {
+	if got := New(SpinThreshold(77), SpinThreshold(0)).spin.Threshold(); got != pvlock.DefaultSpinThreshold {
 		t.Errorf("SpinThreshold(0) did not restore the default: %d", got)
 	}
-	short := New(SpinDuration(time.Microsecond)).spinThreshold()
-	long := New(SpinDuration(time.Millisecond)).spinThreshold()
+	short := New(SpinDuration(time.Microsecond)).spin.Threshold()
+	long := New(SpinDuration(time.Millisecond)).spin.Threshold()
 	if short < 1 || long <= short {
 		t.Errorf("SpinDuration: 1µs -> %d polls, 1ms -> %d polls", short, long)
 	}
@@ -373,8 +374,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 // TestPVSpinOff checks that pvlock.SetPVSpin(false) stops PV locks from
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
-	pvlock.SetPVSpin(false)
-	defer pvlock.SetPVSpin(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
 	cpus, _ := pvlock.HostCPUs()
 	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
 		l := New(opt, SpinThreshold(stressThreshold))
@@ -387,8 +387,7 @@ func TestPVSpinOff(t *testing.T) {
 
 // TestStatsOff checks that no event is counted while statistics are off.
 func TestStatsOff(t *testing.T) {
-	pvlock.SetStats(false)
-	defer pvlock.SetStats(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
 	before := Stats(ModePV).Snapshot()
 	var l Lock
 	for i := 0; i < 3*batch; i++ {

@@ -7,17 +7,14 @@ import (
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/faults"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 const (
 	tailShift        = 32
 	flagBit   uint64 = 1 << tailShift // slowpath flag: LSB of the tail ticket
 	carry     uint64 = 1 << tailShift // what head's wrap adds to tail
-
-	modePV     uint32 = 0
-	modeNative uint32 = 1
 )
 
 // MaxWaiters is the number of goroutines that may hold or wait for a PV
@@ -26,12 +23,17 @@ const MaxWaiters = 1<<31 - 1
 
 // Lock is a ticket spinlock. The zero value is an unlocked PV lock. A Lock
 // must not be copied after first use.
+//
+// In the terminology of the Go memory model, the n'th call to Unlock
+// “synchronizes before” the m'th call to Lock for any n < m. A successful
+// call to TryLock is equivalent to a call to Lock. A failed call to TryLock
+// does not establish any “synchronizes before” relation at all.
 type Lock struct {
-	_         noCopy
-	word      atomic.Uint64
-	waking    atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
-	mode      uint32        // modePV or modeNative; fixed before first use
-	threshold uint32        // spins before a PV halt; 0 means the default
+	_      lockcore.NoCopy
+	word   atomic.Uint64
+	waking atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
+	mode   Mode          // fixed before first use
+	spin   lockcore.Spin // the PV spin threshold
 }
 
 // Option configures a Lock made by New.
@@ -39,35 +41,30 @@ type Option func(*Lock)
 
 // Native selects the native variant: tickets step by 1 and waiters only
 // spin, never halt.
-func Native() Option { return func(l *Lock) { l.mode = modeNative } }
+func Native() Option { return func(l *Lock) { l.mode = ModeNative } }
 
 // SpinThreshold sets how many times a PV waiter polls the lock before it
 // halts (default pvlock.DefaultSpinThreshold). 0 restores the default.
-func SpinThreshold(n uint32) Option { return func(l *Lock) { l.threshold = n } }
+func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold(n) } }
 
 // SpinDuration sets the PV spin threshold as a time, converted to polls
-// with this machine's measured cost of one poll (pvlock.SpinCost).
-func SpinDuration(d time.Duration) Option {
-	return func(l *Lock) { l.threshold = pvlock.SpinIterations(d) }
-}
+// with this machine's measured cost of one poll.
+func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
 
 // New returns an unlocked Lock configured by opts (PV by default).
-func New(opts ...Option) *Lock {
-	l := &Lock{}
-	for _, o := range opts {
-		o(l)
-	}
-	return l
-}
+func New(opts ...Option) *Lock { return lockcore.New(opts) }
+
+// Mode reports the lock's variant.
+func (l *Lock) Mode() Mode { return l.mode }
 
 // PV reports whether l is the PV variant.
-func (l *Lock) PV() bool { return l.mode == modePV }
+func (l *Lock) PV() bool { return l.mode == ModePV }
 
 // inc returns the ticket step and the mask that strips the flag. Both are
-// computed from the mode without a branch (modePV is 0, modeNative 1): the
+// computed from the mode without a branch (ModePV is 0, ModeNative 1): the
 // step is 2 or 1, and only the PV mask clears the tail's LSB.
 func (l *Lock) inc() (inc uint32, mask uint32) {
-	return 2 - l.mode, ^(1 - l.mode)
+	return uint32(2 - l.mode), ^uint32(1 - l.mode)
 }
 
 // flag returns the slowpath flag as it sits in the word for this lock's
@@ -76,13 +73,6 @@ func (l *Lock) inc() (inc uint32, mask uint32) {
 func (l *Lock) flag() uint64 { return uint64(1-l.mode) << tailShift }
 
 func split(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> tailShift) }
-
-func (l *Lock) stats() *pvlock.LockStats {
-	if l.mode == modeNative {
-		return nativeStats
-	}
-	return pvStats
-}
 
 // batchHeads sets how often an Unlock takes the outlined path to add the
 // lock's releases to the acquisitions counter: whenever the new head is a
@@ -202,8 +192,8 @@ func (l *Lock) unlockOutlined(prev uint64) {
 	// Counted after the release, so that the count never lengthens a
 	// critical section. The stripe is picked by the lock's address:
 	// different locks flush to different lines, each once per batch.
-	if pvlock.StatsEnabled() {
-		l.stats().AddHint(uint32(l.key()>>6), evAcquisitions, uint64(batchHeads/inc))
+	if lockcore.CountFast.Load() {
+		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, uint64(batchHeads/inc))
 	}
 }
 
@@ -227,19 +217,6 @@ func (l *Lock) IsLocked() bool {
 // so an unlocker can kick exactly the holder of the next ticket.
 var waiters kick.Table
 
-func (l *Lock) key() uintptr {
-	// A Lock shared between goroutines has escaped to the heap, and Go's
-	// heap objects do not move, so its address is a stable key.
-	return uintptr(unsafe.Pointer(l))
-}
-
-func (l *Lock) spinThreshold() uint32 {
-	if l.threshold != 0 {
-		return l.threshold
-	}
-	return pvlock.DefaultSpinThreshold
-}
-
 // lockSlow waits for ticket: spin, and for a PV lock halt after each
 // threshold of spins, until head reaches the ticket.
 func (l *Lock) lockSlow(ticket, head, inc uint32) {
@@ -247,16 +224,13 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 		panic(fmt.Sprintf("ticket: more than %d concurrent lockers: tickets alias", MaxWaiters))
 	}
 	st := l.stats()
-	pv := l.mode == modePV
+	pv := l.mode == ModePV
 	for {
 		// Halting, and so the early halt, only while PV spinning is on: with
 		// it off (nopvspin) a waiter spins, polling for cross-vCPU calls,
 		// whatever the waking hint says.
-		canHalt := pv && pvlock.PVSpin()
-		// A fixed threshold, or a waiter that cannot halt, spins the whole
-		// threshold; otherwise the spin adapts to the CPU's load.
-		fixed := l.threshold != 0 || !canHalt
-		for sp := pvlock.NewSpinner(l.spinThreshold(), fixed); ; {
+		canHalt := pv && lockcore.PVSpin.Load()
+		for sp := l.spin.Spinner(canHalt, false); ; {
 			// step: poll-head
 			head := uint32(l.word.Load())
 			if head == ticket {
@@ -292,12 +266,12 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 // hint if the hint names this ticket (we were the kicked holder and we now
 // run), so that later arrivals spin again instead of halting at once
 // behind a holder that is no longer waking.
-func (l *Lock) acquired(ticket uint32, st *pvlock.LockStats) {
+func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
 	// step: retire-hint
 	if l.waking.Load() == ticket|1 {
 		l.waking.CompareAndSwap(ticket|1, 0)
 	}
-	if pvlock.StatsEnabled() {
+	if lockcore.CountFast.Load() {
 		st.IncHint(ticket, evAcquiredSlow)
 	}
 }
@@ -305,7 +279,7 @@ func (l *Lock) acquired(ticket uint32, st *pvlock.LockStats) {
 // halt is the PV slow path (the kernel's lock_spinning): publish, flag,
 // re-check, halt. It reports whether the re-check found the lock ours
 // ("pickup"); otherwise the caller goes back to spinning, whatever woke it.
-func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
+func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 	w := kick.Get()
 	defer kick.Put(w)
 	slot := w.Slot
@@ -314,7 +288,7 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 	// step: arm
 	w.Arm()
 	// step: publish
-	waiters.Publish(w, l.key(), uint64(ticket))
+	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
 	// Withdraw on every way out, a panicking halt hook (a cross-vCPU call's
 	// handler run on the way into or out of the halt) included: the table
 	// must not route a later kick for this ticket to a waiter that is no
@@ -333,19 +307,10 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 		return true
 	}
 	st.Inc(slot, evHalts)
-	start := time.Now()
 	// step: halt
-	res := w.Halt(pvlock.HaltTimeout())
-	st.ObserveBlocked(slot, uint64(time.Since(start)))
-	switch res {
-	case kick.Spurious:
+	res := lockcore.Halt(st, w, haltEvents, func() bool { return uint32(l.word.Load()) == ticket })
+	if res == kick.Spurious {
 		st.Inc(slot, evSpurious)
-	case kick.TimedOut:
-		st.Inc(slot, evTimeouts)
-		if uint32(l.word.Load()) == ticket {
-			// Our turn came while we slept and nobody kicked us.
-			st.Inc(slot, evLostWakeups)
-		}
 	}
 	return false
 }
@@ -381,7 +346,7 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// step: waking-set
 	l.waking.Store(next | 1)
 	// step: table-kick
-	w, asleep, _ := waiters.KickWaiter(l.key(), uint64(next))
+	w, asleep, _ := waiters.KickWaiter(lockcore.Key(l), uint64(next))
 	if !asleep {
 		// step: waking-undo
 		l.waking.CompareAndSwap(next|1, 0)
@@ -391,12 +356,6 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	}
 	if asleep {
 		// The new holder sleeps: if it shares our CPU, make way for it.
-		pvlock.YieldTo(w)
+		lockcore.YieldTo(w)
 	}
 }
-
-// noCopy makes go vet's copylocks check flag copies of a Lock.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}

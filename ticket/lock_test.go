@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
@@ -34,7 +35,7 @@ var variants = []variant{
 // ran into the watchdog while the stress ran.
 func checkClean(t *testing.T, before pvlock.Snapshot) pvlock.Snapshot {
 	t.Helper()
-	d := Stats(true).Snapshot().Sub(before)
+	d := Stats(ModePV).Snapshot().Sub(before)
 	if d.Get(HaltTimeouts) != 0 || d.Get(LostWakeups) != 0 {
 		t.Fatalf("halt timeouts %d, lost wake-ups %d: a waiter slept through its turn",
 			d.Get(HaltTimeouts), d.Get(LostWakeups))
@@ -61,7 +62,7 @@ func TestMutualExclusionOvercommitted(t *testing.T) {
 				if v.name != "native" {
 					deadline = 60 * time.Second
 				}
-				before := Stats(true).Snapshot()
+				before := Stats(ModePV).Snapshot()
 				res, err := locktest.Stress(v.new(), locktest.Config{
 					Overcommit: oc, Iterations: iters, Work: 20, Deadline: deadline,
 				})
@@ -84,7 +85,7 @@ func TestMutualExclusionOvercommitted(t *testing.T) {
 }
 
 func TestManyVCPUs(t *testing.T) {
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	res, err := locktest.Stress(New(SpinThreshold(128)), locktest.Config{
 		VCPUs: 256, Iterations: 200, Work: 10, Deadline: 20 * time.Second,
 	})
@@ -129,7 +130,7 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 // backend) behind a long-held lock and checks every one is kicked.
 func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 	l := New(SpinThreshold(1))
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	const g = 6
 	var wg sync.WaitGroup
@@ -143,7 +144,7 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 			l.Unlock()
 		}()
 	}
-	waitFor(t, func() bool { return Stats(true).Snapshot().Sub(before).Get(Halts) >= g })
+	waitFor(t, func() bool { return Stats(ModePV).Snapshot().Sub(before).Get(Halts) >= g })
 	l.Unlock()
 	wg.Wait()
 	d := checkClean(t, before)
@@ -172,7 +173,7 @@ func TestDirectedKick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	for _, v := range vm.VCPUs() {
 		if w := v.Waiter(); w != nil {
 			w.ResetCounters()
@@ -238,7 +239,7 @@ func TestKickBeforeHalt(t *testing.T) {
 	ticket := uint32(l.word.Add(uint64(inc)<<tailShift)>>tailShift) - inc // a waiter's ticket
 	w := kick.NewWaiter(kick.Park)
 	w.Arm()
-	waiters.Publish(w, l.key(), uint64(ticket))
+	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
 	l.word.Or(flagBit)
 	l.Unlock() // sees the flag, finds the published waiter, kicks it
 	if !w.Kicked() {
@@ -382,7 +383,7 @@ func TestWrapAroundContended(t *testing.T) {
 			inc, _ := l.inc()
 			start := uint32(0) - 500*inc // 500 tickets before the wrap
 			l.word.Store(uint64(start)<<tailShift | uint64(start))
-			before := Stats(true).Snapshot()
+			before := Stats(ModePV).Snapshot()
 			iters := 2000
 			if v.name == "native" && oc > 1 {
 				iters = 500
@@ -406,23 +407,22 @@ func TestWrapAroundContended(t *testing.T) {
 }
 
 func TestNoPVSpinNeverHalts(t *testing.T) {
-	pvlock.SetPVSpin(false)
-	defer pvlock.SetPVSpin(true)
-	before := Stats(true).Snapshot()
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	before := Stats(ModePV).Snapshot()
 	if _, err := locktest.Stress(New(SpinThreshold(16)), locktest.Config{Overcommit: 2, Iterations: 500, Deadline: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if d := Stats(true).Snapshot().Sub(before); d.Get(TakenSlow) != 0 || d.Get(Halts) != 0 {
+	if d := Stats(ModePV).Snapshot().Sub(before); d.Get(TakenSlow) != 0 || d.Get(Halts) != 0 {
 		t.Fatalf("with PV spin off, %d slow entries and %d halts", d.Get(TakenSlow), d.Get(Halts))
 	}
 }
 
 func TestSpinDurationOption(t *testing.T) {
 	short, long := New(SpinDuration(10*time.Microsecond)), New(SpinDuration(time.Millisecond))
-	if short.threshold == 0 || long.threshold < 10*short.threshold {
-		t.Fatalf("thresholds %d and %d not proportional to 10µs and 1ms", short.threshold, long.threshold)
+	if short.spin.Threshold() == 0 || long.spin.Threshold() < 10*short.spin.Threshold() {
+		t.Fatalf("thresholds %d and %d not proportional to 10µs and 1ms", short.spin.Threshold(), long.spin.Threshold())
 	}
-	if New(SpinThreshold(0)).spinThreshold() != pvlock.DefaultSpinThreshold {
+	if New(SpinThreshold(0)).spin.Threshold() != pvlock.DefaultSpinThreshold {
 		t.Fatal("zero threshold does not mean the default")
 	}
 }
@@ -434,7 +434,7 @@ func TestSpinDurationOption(t *testing.T) {
 // waiter in time; the unlock then kicks it, as any halted waiter.
 func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	l := New(SpinThreshold(1 << 31))
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	head := uint32(l.word.Load())
 	inc, _ := l.inc()
@@ -445,7 +445,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 		l.Unlock()
 		close(done)
 	}()
-	waitFor(t, func() bool { return waiters.Lookup(l.key(), uint64(head+inc)) })
+	waitFor(t, func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
 	l.Unlock()
 	select {
 	case <-done:

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -18,7 +20,7 @@ import (
 // section spin as usual instead of halting at once.
 func TestWakingHintRetiredByHolder(t *testing.T) {
 	l := New(SpinThreshold(1))
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	inc, _ := l.inc()
 	next := uint32(l.word.Load()) + inc
@@ -30,7 +32,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 		<-release
 		l.Unlock()
 	}()
-	waitFor(t, func() bool { return waiters.Lookup(l.key(), uint64(next)) })
+	waitFor(t, func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
 	l.Unlock() // kicks the halted holder of next
 	var hint uint32
 	select {
@@ -52,8 +54,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 // served ticket: the early halt is a halt, and with halting off it must
 // not turn into a tight loop that no native shootdown can get through.
 func TestNoPVSpinWakingHintStillPolls(t *testing.T) {
-	pvlock.SetPVSpin(false)
-	defer pvlock.SetPVSpin(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
 	l := New()
 	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
 	if err != nil {
@@ -126,7 +127,7 @@ func TestHaltPanicWithdraws(t *testing.T) {
 	if r := <-recovered; r != "handler failed" {
 		t.Fatalf("the halt returned %v, want the hook's panic", r)
 	}
-	if waiters.Lookup(l.key(), uint64(next)) {
+	if waiters.Lookup(lockcore.Key(l), uint64(next)) {
 		t.Fatal("the waiter whose halt panicked is still published in the table")
 	}
 }

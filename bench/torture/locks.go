@@ -118,11 +118,11 @@ const ShortSpin = 64
 
 func init() {
 	RegisterLock("native-ticket", func() sync.Locker { return ticket.New(ticket.Native()) },
-		LockStatsCounters(ticket.Stats(false)))
+		LockStatsCounters(ticket.Stats(ticket.ModeNative)))
 	RegisterLock("pv-ticket", func() sync.Locker { return ticket.New() },
-		LockStatsCounters(ticket.Stats(true)))
+		LockStatsCounters(ticket.Stats(ticket.ModePV)))
 	RegisterLock("pv-ticket-short", func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
-		LockStatsCounters(ticket.Stats(true)))
+		LockStatsCounters(ticket.Stats(ticket.ModePV)))
 	RegisterLock("native-qspin", func() sync.Locker { return qspin.New(qspin.Native()) },
 		LockStatsCounters(qspin.Stats(qspin.ModeNative)))
 	RegisterLock("pv-qspin", func() sync.Locker { return qspin.New() },

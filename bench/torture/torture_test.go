@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/faults"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -143,7 +144,7 @@ func TestDetectsMutualExclusionViolation(t *testing.T) {
 }
 
 func TestDetectsLostWakeup(t *testing.T) {
-	before := pvlock.HaltTimeout()
+	before := pvlock.CurrentPolicy().HaltTimeout
 	var out syncBuffer
 	lk := newDroppyLock()
 	res, err := Run(context.Background(), Config{
@@ -162,7 +163,7 @@ func TestDetectsLostWakeup(t *testing.T) {
 	if !strings.Contains(out.String(), "End of test: FAILURE: droppy") {
 		t.Fatalf("no FAILURE line:\n%s", out.String())
 	}
-	if got := pvlock.HaltTimeout(); got != before {
+	if got := pvlock.CurrentPolicy().HaltTimeout; got != before {
 		t.Fatalf("halt timeout %v after the run, %v before", got, before)
 	}
 }
@@ -310,7 +311,9 @@ func TestRegistry(t *testing.T) {
 		func() { RegisterLock("", func() sync.Locker { return new(sync.Mutex) }, nil) },
 		func() { RegisterLock("x", nil, nil) },
 		func() { RegisterLock("x", nil, nil, Unfair()) },
-		func() { LockStatsCounters(pvlock.NewLockStats("torture-test", "none", []string{"a"})) },
+		func() {
+			LockStatsCounters((*pvlock.LockStats)(lockcore.NewStats("torture-test", "none", []string{"a"})))
+		},
 	} {
 		func() {
 			defer func() {

@@ -109,3 +109,14 @@ func Stress(lk sync.Locker, cfg Config) (Result, error) {
 	_ = sink
 	return res, nil
 }
+
+// SetPolicy applies change to the pvlock policy and returns the function
+// that puts back the policy it found: defer SetPolicy(...)() scopes a
+// policy change to a test.
+func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
+	old := pvlock.CurrentPolicy()
+	p := old
+	change(&p)
+	pvlock.SetPolicy(p)
+	return func() { pvlock.SetPolicy(old) }
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 	"go.uber.org/goleak"
@@ -28,9 +29,9 @@ var (
 	}
 	tasEvents = []string{"acquisitions", "spins_wasted"}
 
-	ticketTest = pvlock.NewLockStats("ticket", "metricstest", ticketEvents)
-	qspinTest  = pvlock.NewLockStats("qspin", "metricstest", qspinEvents)
-	tasTest    = pvlock.NewLockStats("tas", "metricstest", tasEvents)
+	ticketTest = (*pvlock.LockStats)(lockcore.NewStats("ticket", "metricstest", ticketEvents))
+	qspinTest  = (*pvlock.LockStats)(lockcore.NewStats("qspin", "metricstest", qspinEvents))
+	tasTest    = (*pvlock.LockStats)(lockcore.NewStats("tas", "metricstest", tasEvents))
 )
 
 // set makes the events of s equal to counts, spreading each count over a
@@ -41,7 +42,7 @@ func set(s *pvlock.LockStats, counts map[string]uint64) {
 	for i, ev := range s.Events() {
 		n := counts[ev]
 		for j := uint64(0); j < n; j++ {
-			s.Inc(slots[(i+int(j))%len(slots)], i)
+			(*lockcore.Stats)(s).Inc(slots[(i+int(j))%len(slots)], i)
 		}
 	}
 }
@@ -60,16 +61,16 @@ func TestTicketMetrics(t *testing.T) {
 	// 5 ns folds into the first bucket; 1 ms (2^20 ns) is the lower edge of
 	// [2^20, 2^21); 2 s is beyond the last bound and only counts in +Inf.
 	for i, ns := range []uint64{5, 1500, 3000, 1 << 20, 2e9} {
-		ticketTest.ObserveBlocked(i-1, ns)
+		(*lockcore.Stats)(ticketTest).ObserveBlocked(i-1, ns)
 	}
 	const want = `
-# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.
+# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
 # TYPE pvlock_acquisitions_total counter
 pvlock_acquisitions_total{lock="ticket",mode="metricstest"} 10
 # HELP pvlock_contended_acquisitions_total Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).
 # TYPE pvlock_contended_acquisitions_total counter
 pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest"} 3
-# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
+# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
 pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2
 # HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
@@ -140,11 +141,11 @@ func TestQspinAndOtherKinds(t *testing.T) {
 	set(tasTest, map[string]uint64{"acquisitions": 9, "spins_wasted": 11})
 	c := NewCollector(only(qspinTest, tasTest))
 	const want = `
-# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.
+# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
 # TYPE pvlock_acquisitions_total counter
 pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15
 pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9
-# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
+# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
 pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13
 # HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
@@ -202,7 +203,7 @@ func metricName(d *prometheus.Desc) string {
 // named metric, so none falls through to pvlock_lock_events_total, and that
 // every registered lock kind gets its histogram.
 func TestRealLocksFullyMapped(t *testing.T) {
-	c := NewCollector(only(ticket.Stats(true), ticket.Stats(false)))
+	c := NewCollector(only(ticket.Stats(ticket.ModePV), ticket.Stats(ticket.ModeNative)))
 	if n := testutil.CollectAndCount(c, "pvlock_lock_events_total"); n != 0 {
 		t.Fatalf("%d ticket events have no named metric", n)
 	}

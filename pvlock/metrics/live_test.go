@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/promtest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
@@ -194,7 +195,7 @@ func overcommitted(t *testing.T) *pvlock.VM {
 // counters against the lock's own snapshot, the vCPUs' waiters and the
 // workload's count of acquisitions.
 func TestScrapeMatchesRuntime(t *testing.T) {
-	pvlock.SetStats(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
 	vm := overcommitted(t)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
@@ -247,7 +248,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		t.Fatal(scrapErr)
 	}
 	after := mustScrape(t, client, srv.URL)
-	snap := ticket.Stats(true).Snapshot()
+	snap := ticket.Stats(ticket.ModePV).Snapshot()
 	t.Logf("%d acquisitions, %d scrapes while running, %v halts, %v kicks", ops, scrapes,
 		snap.Get(ticket.Halts), snap.Get(ticket.ReleasedSlowKicked))
 
@@ -332,7 +333,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		// Scrape once the running workload has halted, then stop it.
 		defer wg.Done()
 		defer cancel()
-		halts := func() uint64 { return ticket.Stats(true).Snapshot().Get(ticket.Halts) }
+		halts := func() uint64 { return ticket.Stats(ticket.ModePV).Snapshot().Get(ticket.Halts) }
 		for base := halts(); halts() == base && ctx.Err() == nil; {
 			time.Sleep(5 * time.Millisecond)
 		}

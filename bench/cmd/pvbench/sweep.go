@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/kick"
 )
 
 func init() { labCommands["sweep"] = runSweep }
@@ -83,7 +83,7 @@ func runSweep(args []string, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	maxPoll, _ := pvlock.HaltPoll()
+	maxPoll, _ := kick.HaltPoll()
 	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",
 		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, *runs, *duration,
 		maxPoll, spec.Cell.Pinning, runtime.Version())

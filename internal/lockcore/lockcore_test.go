@@ -1,0 +1,18 @@
+package lockcore
+
+import (
+	"testing"
+	"time"
+)
+
+func TestSpinCalibration(t *testing.T) {
+	if c := SpinCost(); c <= 0 || c > time.Microsecond {
+		t.Fatalf("SpinCost = %v", c)
+	}
+	if SpinIterations(0) != 1 {
+		t.Fatal("SpinIterations(0) != 1")
+	}
+	if a, b := SpinIterations(10*time.Microsecond), SpinIterations(100*time.Microsecond); b < 5*a {
+		t.Fatalf("SpinIterations not proportional: %d vs %d", a, b)
+	}
+}
