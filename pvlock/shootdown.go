@@ -168,7 +168,7 @@ func (v *VCPU) Idle(d time.Duration) kick.Result {
 	if d <= 0 {
 		return kick.TimedOut
 	}
-	if tid := v.TID(); tid == 0 || tid != unix.Gettid() {
+	if tid := v.threadID(); tid == 0 || tid != unix.Gettid() {
 		panic(fmt.Sprintf("pvlock: Idle of vCPU %d of %s called from another thread", v.index, v.vm.name))
 	}
 	v.waiter.Arm()
@@ -299,9 +299,6 @@ func NewShootdown(vm *VM, mode ShootdownMode, handler func(v *VCPU)) (*Shootdown
 	return s, nil
 }
 
-// Mode returns the Shootdown's mode.
-func (s *Shootdown) Mode() ShootdownMode { return s.mode }
-
 // Close unregisters the Shootdown: later calls fail, and requests still
 // posted to halted or offline vCPUs are dropped.
 func (s *Shootdown) Close() {
@@ -369,7 +366,7 @@ func (s *Shootdown) Call(ctx context.Context, self *VCPU, targets []*VCPU) (Call
 		if self.vm != s.vm {
 			return st, fmt.Errorf("pvlock: shootdown of %s called by vCPU %d of %s", s.vm.name, self.index, self.vm.name)
 		}
-		if tid := self.TID(); tid == 0 || tid != unix.Gettid() {
+		if tid := self.threadID(); tid == 0 || tid != unix.Gettid() {
 			return st, fmt.Errorf("pvlock: shootdown of %s: self (vCPU %d) is not the calling thread", s.vm.name, self.index)
 		}
 	}

@@ -38,9 +38,6 @@ func (s *LockStats) Kind() string { return s.core().Kind() }
 // Mode returns the lock mode, e.g. "pv".
 func (s *LockStats) Mode() string { return s.core().Mode() }
 
-// Events returns the event names, in index order.
-func (s *LockStats) Events() []string { return s.core().Events() }
-
 // Reset zeroes all counters (the kernel's zero_stats).
 func (s *LockStats) Reset() { s.core().Reset() }
 

@@ -88,7 +88,6 @@ func Overcommit(factor float64, cpus []int) (Config, error) {
 type VM struct {
 	name    string
 	cpus    []int
-	pinning Pinning
 	vcpus   []*VCPU
 	running atomic.Bool
 	calls   callRegistry // open Shootdowns (shootdown.go)
@@ -118,7 +117,7 @@ func NewVM(cfg Config) (*VM, error) {
 	if name == "" {
 		name = fmt.Sprintf("vm%d", vmSeq.Add(1)-1)
 	}
-	vm := &VM{name: name, cpus: cpus, pinning: cfg.Pinning}
+	vm := &VM{name: name, cpus: cpus}
 	for i := 0; i < cfg.VCPUs; i++ {
 		v := &VCPU{vm: vm, index: i, id: -1, cpu: -1}
 		// Created here rather than on the first run, so that observers
@@ -140,14 +139,8 @@ func (vm *VM) Name() string { return vm.name }
 // CPUs returns the physical CPUs of the VM.
 func (vm *VM) CPUs() []int { return append([]int(nil), vm.cpus...) }
 
-// Pinning returns the VM's pinning policy.
-func (vm *VM) Pinning() Pinning { return vm.pinning }
-
 // VCPUs returns the VM's vCPUs, in index order.
 func (vm *VM) VCPUs() []*VCPU { return append([]*VCPU(nil), vm.vcpus...) }
-
-// Overcommit returns the VM's vCPUs per physical CPU.
-func (vm *VM) Overcommit() float64 { return float64(len(vm.vcpus)) / float64(len(vm.cpus)) }
 
 // Workload is the code a vCPU runs. It should return when ctx is done.
 type Workload func(ctx context.Context, v *VCPU) error
@@ -295,14 +288,11 @@ func (v *VCPU) VM() *VM { return v.vm }
 // Index returns the vCPU's index within its VM.
 func (v *VCPU) Index() int { return v.index }
 
-// ID returns the vCPU's global slot (0..MaxVCPUs-1) while its VM runs, or -1.
-func (v *VCPU) ID() int { return v.id }
-
 // CPU returns the physical CPU the vCPU is pinned to, or -1 if it floats.
 func (v *VCPU) CPU() int { return v.cpu }
 
-// TID returns the vCPU's OS thread ID while it runs, or 0.
-func (v *VCPU) TID() int { return int(v.tid.Load()) }
+// threadID returns the vCPU's OS thread ID while it runs, or 0.
+func (v *VCPU) threadID() int { return int(v.tid.Load()) }
 
 // Waiter returns the vCPU's halt/kick slot. It exists from NewVM on and is
 // kept across runs, so its Counters are the vCPU's lifetime counts.

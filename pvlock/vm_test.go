@@ -76,16 +76,16 @@ func TestVCPUsArePinnedAndLocked(t *testing.T) {
 			if pin == PinFloat && set.Count() != len(cpus) {
 				return errors.New("floating vCPU not allowed on every CPU")
 			}
-			if unix.Gettid() != v.TID() {
+			if unix.Gettid() != v.threadID() {
 				return errors.New("TID does not match the running thread")
 			}
 			if g := runtime.GOMAXPROCS(0); g < len(vm.VCPUs()) {
 				return errors.New("GOMAXPROCS below the vCPU count")
 			}
-			if v.Waiter() == nil || v.ID() < 0 {
+			if v.Waiter() == nil || v.id < 0 {
 				return errors.New("vCPU has no waiter or slot")
 			}
-			tids[v.Index()] = int64(v.TID())
+			tids[v.Index()] = int64(v.threadID())
 			return nil
 		})
 		if err != nil {

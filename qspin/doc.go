@@ -25,8 +25,8 @@
 //	mu.Unlock()
 //
 // SpinThreshold and SpinDuration tune how long a PV waiter spins before it
-// halts; pvlock.SetPVSpin(false) stops every PV lock from halting, like the
-// kernel's nopvspin. Lock events are counted in pvlock.LockStats (see Stats
+// halts; turning pvlock.Policy.PVSpin off stops every PV lock from halting,
+// like the kernel's nopvspin. Lock events are counted in pvlock.LockStats (see Stats
 // and the event name constants), with the kernel's lock_events names.
 //
 // # Lock word

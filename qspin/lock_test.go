@@ -371,7 +371,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 	}
 }
 
-// TestPVSpinOff checks that pvlock.SetPVSpin(false) stops PV locks from
+// TestPVSpinOff checks that turning pvlock.Policy.PVSpin off stops PV locks from
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
 	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()

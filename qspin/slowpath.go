@@ -168,7 +168,7 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 	next := n.next.Load()
 	// step: wait-next
 	for i := uint32(1); next == nil; i++ {
-		lockcore.Pause(i) // a preemption point every SpinPollEvery polls
+		lockcore.Pause(i) // a preemption point every lockcore.SpinPollEvery polls
 		next = n.next.Load()
 	}
 	// step: hand-head

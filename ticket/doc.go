@@ -18,8 +18,9 @@
 //	mu.Unlock()
 //
 // New(Native()) gives the native variant; SpinThreshold and SpinDuration
-// tune how long a PV waiter spins before halting. pvlock.SetPVSpin(false)
-// stops every PV lock from halting, like the kernel's nopvspin.
+// tune how long a PV waiter spins before halting. Turning
+// pvlock.Policy.PVSpin off stops every PV lock from halting, like the
+// kernel's nopvspin.
 //
 // # Lock word
 //

@@ -39,7 +39,7 @@ var (
 func set(s *pvlock.LockStats, counts map[string]uint64) {
 	s.Reset()
 	slots := []int{0, 1, pvlock.MaxVCPUs - 1, -1}
-	for i, ev := range s.Events() {
+	for i, ev := range (*lockcore.Stats)(s).Events() {
 		n := counts[ev]
 		for j := uint64(0); j < n; j++ {
 			(*lockcore.Stats)(s).Inc(slots[(i+int(j))%len(slots)], i)
