@@ -1,7 +1,6 @@
 package qspin
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
@@ -23,21 +22,16 @@ const (
 	ModeTAS
 )
 
-// String returns the mode's statistics label: "pv", "pv-nosteal",
-// "native" or "tas".
-func (m Mode) String() string {
-	switch m {
-	case ModePV:
-		return lockcore.ModePV
-	case ModePVNoSteal:
-		return lockcore.ModePVNoSteal
-	case ModeNative:
-		return lockcore.ModeNative
-	case ModeTAS:
-		return lockcore.ModeTAS
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
+var modeLabels = [...]string{
+	ModePV:        lockcore.ModePV,
+	ModePVNoSteal: lockcore.ModePVNoSteal,
+	ModeNative:    lockcore.ModeNative,
+	ModeTAS:       lockcore.ModeTAS,
 }
+
+// String returns the mode's label: "pv", "pv-nosteal", "native" or "tas"
+// (the statistics of a TAS lock are labelled kind "tas", mode "native").
+func (m Mode) String() string { return lockcore.ModeLabel(modeLabels[:], m) }
 
 // Event indexes of the qspin statistics.
 const (
@@ -158,10 +152,7 @@ func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
 // vCPUs (kind "qspin", mode m.String()). It panics on an unknown mode.
 // Halt durations go to the LockStats blocked-time histogram.
 func Stats(m Mode) *pvlock.LockStats {
-	if int(m) >= len(modeStats) {
-		panic(fmt.Sprintf("qspin: Stats of unknown mode %v", m))
-	}
-	return (*pvlock.LockStats)(modeStats[m])
+	return (*pvlock.LockStats)(lockcore.ModeStats("qspin", modeStats[:], m))
 }
 
 // WakeLatency returns the mean kick-to-wake-up latency recorded in a

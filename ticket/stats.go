@@ -1,8 +1,6 @@
 package ticket
 
 import (
-	"fmt"
-
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -19,16 +17,10 @@ const (
 	ModeNative
 )
 
+var modeLabels = [...]string{ModePV: lockcore.ModePV, ModeNative: lockcore.ModeNative}
+
 // String returns the mode's statistics label: "pv" or "native".
-func (m Mode) String() string {
-	switch m {
-	case ModePV:
-		return lockcore.ModePV
-	case ModeNative:
-		return lockcore.ModeNative
-	}
-	return fmt.Sprintf("Mode(%d)", uint32(m))
-}
+func (m Mode) String() string { return lockcore.ModeLabel(modeLabels[:], m) }
 
 // Event indexes of the ticket lock statistics.
 const (
@@ -65,40 +57,25 @@ var eventNames = [numEvents]string{
 var haltEvents = lockcore.HaltEvents{Timeouts: evTimeouts, LostWakeups: evLostWakeups}
 
 // Event names, as reported by Stats snapshots. The slow-path names are the
-// kernel's PV ticketlock debugfs counters.
+// kernel's PV ticketlock debugfs counters. Acquisitions and AcquiredSlow
+// are counted while pvlock.Policy.Stats is on, the others always.
+// Acquisitions are added up in the lock itself, as its head ticket counts
+// its releases: the lock adds them to the counter at every 1024th release
+// of a PV lock (2048th of a native one), so that the fast path writes no
+// line shared with other locks, and the counter trails each lock by less
+// than a batch.
 const (
-	// Acquisitions counts acquisitions. Each lock's head ticket counts its
-	// own releases; the lock adds them to this counter at every 1024th
-	// release of a PV lock (2048th of a native one), while
-	// pvlock.Policy.Stats is on, so that the fast path writes no line
-	// shared with other locks: the counter trails each lock by less than
-	// a batch.
-	Acquisitions = lockcore.Acquisitions
-	// AcquiredSlow counts acquisitions that had to wait (Acquisitions
-	// minus AcquiredSlow took the fast path), while pvlock.Policy.Stats is on.
-	AcquiredSlow = lockcore.AcquiredSlow
-	// TakenSlow counts entries into the PV slow path: published and flagged.
-	TakenSlow = lockcore.TakenSlow
-	// TakenSlowPickup counts slow-path entries whose re-check after
-	// flagging found the lock ours, so the waiter did not halt.
-	TakenSlowPickup = lockcore.TakenSlowPickup
-	// Halts counts waiters that actually halted.
-	Halts = lockcore.Halts
-	// SpuriousWakeups counts halts that ended without a kick.
-	SpuriousWakeups = lockcore.SpuriousWakeups
-	// HaltTimeouts counts halts ended by the pvlock.Policy.HaltTimeout
-	// watchdog.
-	HaltTimeouts = lockcore.HaltTimeouts
-	// LostWakeups counts halt timeouts of a waiter whose ticket was being
-	// served: its kick never came.
-	LostWakeups = lockcore.LostWakeups
-	// ReleasedSlow counts unlocks that found the slowpath flag.
-	ReleasedSlow = lockcore.ReleasedSlow
-	// ReleasedSlowKicked counts slow unlocks that kicked a halted waiter.
-	ReleasedSlowKicked = lockcore.ReleasedSlowKicked
-	// HaltEarly counts waiters that halted before their spin threshold
-	// because the ticket being served belonged to a waiter still waking up.
-	HaltEarly = lockcore.HaltEarly
+	Acquisitions       = lockcore.Acquisitions       // acquisitions
+	AcquiredSlow       = lockcore.AcquiredSlow       // acquisitions that waited (the rest took the fast path)
+	TakenSlow          = lockcore.TakenSlow          // entries into the PV slow path: published and flagged
+	TakenSlowPickup    = lockcore.TakenSlowPickup    // of those, re-checks after flagging that found the lock ours: no halt
+	Halts              = lockcore.Halts              // waiters that actually halted
+	SpuriousWakeups    = lockcore.SpuriousWakeups    // halts that ended without a kick
+	HaltTimeouts       = lockcore.HaltTimeouts       // halts ended by the pvlock.Policy.HaltTimeout watchdog
+	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served: its kick never came
+	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag
+	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
+	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up
 )
 
 var modeStats = [...]*lockcore.Stats{
@@ -112,8 +89,5 @@ func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
 // vCPUs (kind "ticket", mode m.String()). It panics on an unknown mode.
 // Halt durations go to the LockStats blocked-time histogram.
 func Stats(m Mode) *pvlock.LockStats {
-	if int(m) >= len(modeStats) {
-		panic(fmt.Sprintf("ticket: Stats of unknown mode %v", m))
-	}
-	return (*pvlock.LockStats)(modeStats[m])
+	return (*pvlock.LockStats)(lockcore.ModeStats("ticket", modeStats[:], m))
 }

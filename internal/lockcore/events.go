@@ -1,5 +1,7 @@
 package lockcore
 
+import "fmt"
+
 // Lock kinds and modes: the labels of a Stats (pvlock.LockStats.Kind and
 // Mode, the lock and mode labels of the Prometheus metrics).
 const (
@@ -49,3 +51,22 @@ const (
 	PVLatencyWake    = "pv_latency_wake"
 	PVHashHops       = "pv_hash_hops"
 )
+
+// ModeLabel returns labels[m], the label of a lock package's mode m, or
+// "Mode(m)" for a mode it does not have: the String method of the package's
+// Mode type.
+func ModeLabel[M ~uint8 | ~uint32](labels []string, m M) string {
+	if int(m) < len(labels) {
+		return labels[m]
+	}
+	return fmt.Sprintf("Mode(%d)", uint64(m))
+}
+
+// ModeStats returns stats[m], the statistics of a lock package's mode m,
+// and panics on a mode it does not have: the package's Stats function.
+func ModeStats[M ~uint8 | ~uint32](pkg string, stats []*Stats, m M) *Stats {
+	if int(m) >= len(stats) {
+		panic(fmt.Sprintf("%s: Stats of unknown mode %v", pkg, m))
+	}
+	return stats[m]
+}
