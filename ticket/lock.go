@@ -141,12 +141,14 @@ func (l *Lock) unlock(outlined func(*Lock, uint64)) {
 	// offset 0), which costs the inliner less than the method.
 	// step: unlock-snapshot
 	prev := atomic.LoadUint64((*uint64)(unsafe.Pointer(&l.word)))
-	// The release is an atomic add, a full barrier: the flag we test comes
-	// from the same atomic step, so a waiter that sets the flag after it
-	// is guaranteed to see our new head in its re-check instead. The flag
-	// is (inc&2)<<31: flagBit for a PV lock, 0 for a native one.
-	// A head that wraps is sent to outlined by slowRelease before anything
-	// is written; there the release cancels the carry into tail.
+	// Lost wakeup, flag: the release is an atomic add, a full barrier,
+	// and the flag we test comes from the same atomic step, so a waiter
+	// whose set-flag (in halt) comes after it is guaranteed to see our new
+	// head in its recheck instead. The flag is (inc&2)<<31: flagBit for a
+	// PV lock, 0 for a native one.
+	// Head wrap: a head that wraps is sent to outlined by slowRelease
+	// before anything is written; there the release cancels the carry
+	// into tail, which the add would otherwise put in the tail ticket.
 	// step: unlock-wrap
 	// step: unlock-release
 	if slowRelease(prev, inc) || l.word.Add(inc)&((inc&2)<<31) != 0 {
@@ -267,6 +269,8 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 // run), so that later arrivals spin again instead of halting at once
 // behind a holder that is no longer waking.
 func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
+	// Stale hint: unlockSlow's waking-set comes before its kick, so this
+	// retirement by the kicked holder cannot come first and be undone.
 	// step: retire-hint
 	if l.waking.Load() == ticket|1 {
 		l.waking.CompareAndSwap(ticket|1, 0)
@@ -283,21 +287,24 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 	w := kick.Get()
 	defer kick.Put(w)
 	slot := w.Slot
-	// Arm before publishing, so that a kick sent once we are published
-	// cannot be erased by arming.
+	// Lost wakeup, arm: arm before publishing, so that a kick that
+	// unlockSlow's table-kick sends once it finds us published cannot be
+	// erased by arming.
 	// step: arm
 	w.Arm()
 	// step: publish
 	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
-	// Withdraw on every way out, a panicking halt hook (a cross-vCPU call's
-	// handler run on the way into or out of the halt) included: the table
-	// must not route a later kick for this ticket to a waiter that is no
-	// longer halted on it, nor keep a reused waiter linked in two buckets.
+	// Misrouted kick: withdraw on every way out, a panicking halt hook (a
+	// cross-vCPU call's handler run on the way into or out of the halt)
+	// included: the table must not route a later table-kick for this
+	// ticket to a waiter that is no longer halted on it, nor keep a reused
+	// waiter linked in two buckets.
 	defer waiters.Withdraw(w)
 	st.Inc(slot, evTakenSlow)
-	// Atomic RMW, then re-check: with the unlocker's atomic release add,
-	// either its flag test sees this flag (and kicks us) or our re-check
-	// sees its new head. A plain store here could let both miss.
+	// Lost wakeup, flag: an atomic RMW, then the recheck. With the
+	// unlocker's atomic add at unlock-release, either its flag test sees
+	// this flag (and kicks us) or our recheck sees its new head. A plain
+	// store here could let both miss.
 	// step: set-flag
 	l.word.Or(flagBit)
 	faults.Inject(faults.TicketFlagRecheck)
@@ -327,8 +334,10 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	next := head + inc // the ticket now being served
 	released := uint64(tail)<<tailShift | uint64(next)
 	if tail&^1 == next {
-		// Nobody queued when we snapshotted: clear the flag if the word
-		// is still exactly that (flag set, no new ticket taken).
+		// Erased flag: nobody queued when we snapshotted, so clear the
+		// flag, but only if the word is still exactly that (flag set, no
+		// new ticket taken). A waiter that took a ticket since, and whose
+		// set-flag in halt follows, makes this CAS fail, and we kick.
 		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
 			return
@@ -338,11 +347,11 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// next ticket, if it halted. If it has not, it is still spinning and
 	// will see head on its own, or its re-check after flagging will.
 	// Tell spinners that the new head's holder is waking up, not running:
-	// they halt instead of spinning through its wake-up. The hint is set
-	// before the kick, so that the woken holder's retirement of it in
-	// acquired cannot come first and leave it stale; if the holder was not
-	// asleep (it was polling, or had not halted yet) it runs already, and
-	// the hint is taken back at once.
+	// they halt instead of spinning through its wake-up.
+	// Stale hint: the hint is set before the kick, so that the woken
+	// holder's retire-hint (in acquired) cannot come first and leave it
+	// set; if the holder was not asleep (it was polling, or had not halted
+	// yet) it runs already, and waking-undo takes the hint back at once.
 	// step: waking-set
 	l.waking.Store(next | 1)
 	// step: table-kick
