@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // TestEveryLockMutualExclusion stresses every registered lock briefly at
@@ -88,7 +89,7 @@ func TestPreemptableTicketFIFOWhenLineMoves(t *testing.T) {
 	l.Lock()
 	got := make(chan struct{})
 	go func() { l.Lock(); close(got); l.Unlock() }()
-	waitFor(t, func() bool { return l.tail.Load() == 3 }) // the waiter is in line behind us
+	testkit.WaitFor(t, "the waiter", func() bool { return l.tail.Load() == 3 }) // the waiter is in line behind us
 	l.Unlock()
 	<-got
 	d := PreemptableTicketStats().Snapshot().Sub(before)
@@ -104,7 +105,7 @@ func TestPLEYieldYields(t *testing.T) {
 	got := make(chan struct{})
 	go func() { l.Lock(); close(got); l.Unlock() }()
 	// Hold the lock until the waiter has given up the CPU at least once.
-	waitFor(t, func() bool { return PLEYieldStats().Snapshot().Sub(before).Get("yields") > 0 })
+	testkit.WaitFor(t, "a yield", func() bool { return PLEYieldStats().Snapshot().Sub(before).Get("yields") > 0 })
 	l.Unlock()
 	<-got
 	d := PLEYieldStats().Snapshot().Sub(before)
@@ -135,17 +136,5 @@ func TestPeerLocksRegistered(t *testing.T) {
 		if k.Doc == "" || k.New() == nil {
 			t.Fatalf("%s: incomplete registration", name)
 		}
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
-		}
-		time.Sleep(50 * time.Microsecond)
 	}
 }

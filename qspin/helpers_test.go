@@ -3,14 +3,12 @@ package qspin
 import (
 	"context"
 	"fmt"
-	"runtime/debug"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -36,56 +34,11 @@ func variants() []variant {
 	}
 }
 
-// oracle checks mutual exclusion inside critical sections, as
-// locktorture's lock_is_write_held: a flag that must be clear on entry,
-// plus a plain counter that the race detector watches.
-type oracle struct {
-	held       atomic.Bool
-	violations atomic.Int64
-	counter    int64 // plain on purpose: only touched under the lock
-}
+// dump returns the function that describes the lock word and every busy
+// node, for a hung test's watchdog.
+func dump(l *Lock) func() string { return func() string { return dumpState(l) } }
 
-// enter and exit bracket a critical section; enter reports a violation if
-// another goroutine is inside.
-func (o *oracle) enter() bool {
-	if !o.held.CompareAndSwap(false, true) {
-		o.violations.Add(1)
-		return false
-	}
-	return true
-}
-
-func (o *oracle) exit() { o.held.Store(false) }
-
-// criticalSection runs a short critical section of a few polls, sometimes
-// longer, so that holders get preempted inside it under overcommit.
-func (o *oracle) criticalSection(i int) {
-	if !o.enter() {
-		return
-	}
-	o.counter++
-	n := uint32(4)
-	if i%32 == 0 {
-		n = 200
-	}
-	for k := uint32(0); k < n; k++ {
-		relax.Pause(1)
-	}
-	o.exit()
-}
-
-// watchdog makes a hung test fail fast with every goroutine's stack
-// instead of waiting for the go test timeout. Stop it when done.
-func watchdog(t *testing.T, limit time.Duration, what string, l *Lock) *time.Timer {
-	t.Helper()
-	return time.AfterFunc(limit, func() {
-		debug.SetTraceback("all")
-		panic(fmt.Sprintf("qspin test %s: no progress after %v (lost wake-up or deadlock)\n%s",
-			what, limit, dumpState(l)))
-	})
-}
-
-// dumpState describes the lock word and every busy node, for a hung test.
+// dumpState describes the lock word and every busy node.
 func dumpState(l *Lock) string {
 	v := l.word.Load()
 	s := fmt.Sprintf("lock word %#x: locked %d pending %d tail %d\n", v, v&lockedMask, v&pendingVal>>8, v>>tailOffset)
@@ -138,20 +91,20 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 	defer longHaltTimeout()()
 	st := Stats(l.Mode())
 	before := st.Snapshot()
-	var o oracle
+	var o testkit.Oracle
 	per := make([]int64, vcpus)
 	// The run lasts d from the moment the vCPUs start: starting 256
 	// pinned threads can take longer than d on a loaded host.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var startOnce sync.Once
-	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), l)
+	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
 	err = vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
 		startOnce.Do(func() { time.AfterFunc(d, cancel) })
 		n := int64(0)
 		for i := 0; i == 0 || ctx.Err() == nil; i++ {
 			l.Lock()
-			o.criticalSection(i)
+			o.CriticalSection(i)
 			l.Unlock()
 			n++
 		}
@@ -182,17 +135,17 @@ func stressVCPUsGated(t *testing.T, l *Lock, vcpus, active, rounds, iters int) s
 	}
 	st := Stats(l.Mode())
 	before := st.Snapshot()
-	var o oracle
+	var o testkit.Oracle
 	per := make([]int64, vcpus)
 	defer longHaltTimeout()()
 	turns := make(chan struct{}, active)
-	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d vCPUs, %d at once", l.Mode(), vcpus, active), l)
+	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs, %d at once", l.Mode(), vcpus, active), dump(l))
 	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		for r := 0; r < rounds; r++ {
 			turns <- struct{}{}
 			for i := 0; i < iters; i++ {
 				l.Lock()
-				o.criticalSection(i)
+				o.CriticalSection(i)
 				l.Unlock()
 				per[v.Index()]++
 			}
@@ -219,39 +172,33 @@ func stressGoroutines(t *testing.T, l *Lock, goroutines, iters int) stressResult
 	t.Helper()
 	st := Stats(l.Mode())
 	before := st.Snapshot()
-	var o oracle
+	var o testkit.Oracle
 	defer longHaltTimeout()()
 	per := make([]int64, goroutines)
-	wd := watchdog(t, 2*time.Minute, fmt.Sprintf("%v x%d goroutines", l.Mode(), goroutines), l)
-	var wg sync.WaitGroup
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < iters; i++ {
-				l.Lock()
-				o.criticalSection(i)
-				l.Unlock()
-				per[g]++
-			}
-		}()
-	}
-	wg.Wait()
+	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d goroutines", l.Mode(), goroutines), dump(l))
+	testkit.Goroutines(goroutines, func(g int) {
+		for i := 0; i < iters; i++ {
+			l.Lock()
+			o.CriticalSection(i)
+			l.Unlock()
+			per[g]++
+		}
+	})
 	wd.Stop()
 	return checkRun(t, l, &o, per, st.Snapshot().Sub(before))
 }
 
-func checkRun(t *testing.T, l *Lock, o *oracle, per []int64, delta pvlock.Snapshot) stressResult {
+func checkRun(t *testing.T, l *Lock, o *testkit.Oracle, per []int64, delta pvlock.Snapshot) stressResult {
 	t.Helper()
 	var total int64
 	for _, n := range per {
 		total += n
 	}
-	if v := o.violations.Load(); v != 0 {
+	if v := o.Violations(); v != 0 {
 		t.Errorf("%v: mutual exclusion violated %d times", l.Mode(), v)
 	}
-	if o.counter != total {
-		t.Errorf("%v: counter %d after %d acquisitions: an update was lost", l.Mode(), o.counter, total)
+	if o.Counter != total {
+		t.Errorf("%v: counter %d after %d acquisitions: an update was lost", l.Mode(), o.Counter, total)
 	}
 	if total == 0 {
 		t.Errorf("%v: no acquisition at all", l.Mode())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -173,7 +174,7 @@ func TestTryLock(t *testing.T) {
 				close(done)
 			}()
 			if v.mode != ModeTAS {
-				waitFor(t, "a waiter to show in IsContended", l.IsContended)
+				testkit.WaitFor(t, "a waiter to show in IsContended", l.IsContended)
 			}
 			if l.TryLock() {
 				t.Fatal("TryLock succeeded on a held, contended lock")
@@ -188,18 +189,6 @@ func TestTryLock(t *testing.T) {
 			}
 			l.Unlock()
 		})
-	}
-}
-
-// waitFor polls cond until it holds or 30 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
 	}
 }
 
@@ -218,7 +207,7 @@ func TestTryLockUnderContention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var o oracle
+			var o testkit.Oracle
 			var mu sync.Mutex
 			tries, wins := 0, 0
 			ctx, cancel := context.WithCancel(context.Background())
@@ -237,7 +226,7 @@ func TestTryLockUnderContention(t *testing.T) {
 					} else {
 						l.Lock()
 					}
-					o.criticalSection(i)
+					o.CriticalSection(i)
 					l.Unlock()
 				}
 				mu.Lock()
@@ -249,13 +238,13 @@ func TestTryLockUnderContention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := o.violations.Load(); n != 0 {
+			if n := o.Violations(); n != 0 {
 				t.Fatalf("mutual exclusion violated %d times", n)
 			}
 			if tries == 0 {
 				t.Error("no TryLock attempt")
 			}
-			t.Logf("TryLock won %d of %d, %d critical sections", wins, tries, o.counter)
+			t.Logf("TryLock won %d of %d, %d critical sections", wins, tries, o.Counter)
 		})
 	}
 }
@@ -342,10 +331,10 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 				l.Unlock()
 			}()
 			if v.mode != ModeTAS {
-				waitFor(t, "the waiter to queue", l.IsContended)
+				testkit.WaitFor(t, "the waiter to queue", l.IsContended)
 			}
 			if l.PV() {
-				waitFor(t, "the waiter to halt and mark the lock SLOW", func() bool {
+				testkit.WaitFor(t, "the waiter to halt and mark the lock SLOW", func() bool {
 					return l.word.Load()&lockedMask == slowVal
 				})
 			}
@@ -360,7 +349,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("waiter never got the lock")
 			}
-			waitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
+			testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
 			d := Stats(v.mode).Snapshot().Sub(before)
 			if l.PV() && (d.Get(PVWaitHead) == 0 || d.Get(PVKickUnlock) != 1) {
 				t.Errorf("pv_wait_head %d, pv_kick_unlock %d; want > 0 and 1",
@@ -435,7 +424,7 @@ func TestWaitEarlyBehindHaltedPredecessor(t *testing.T) {
 		l.pvWaitNode(n, prev, w)
 		close(done)
 	}()
-	waitFor(t, "the waiter to halt behind its halted predecessor", func() bool {
+	testkit.WaitFor(t, "the waiter to halt behind its halted predecessor", func() bool {
 		return n.state.Load() == stateHalted
 	})
 	// The hand-off: the new queue head's locked flag, then the kick.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
@@ -104,20 +105,14 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 		t.Fatal("zero Lock is not PV")
 	}
 	var counter int
-	var wg sync.WaitGroup
 	const g, n = 8, 3000
-	for i := 0; i < g; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < n; j++ {
-				mu.Lock()
-				counter++
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	testkit.Goroutines(g, func(int) {
+		for j := 0; j < n; j++ {
+			mu.Lock()
+			counter++
+			mu.Unlock()
+		}
+	})
 	if counter != g*n {
 		t.Fatalf("counter %d, want %d", counter, g*n)
 	}
@@ -144,23 +139,12 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 			l.Unlock()
 		}()
 	}
-	waitFor(t, func() bool { return Stats(ModePV).Snapshot().Sub(before).Get(Halts) >= g })
+	testkit.WaitFor(t, "every goroutine to halt", func() bool { return Stats(ModePV).Snapshot().Sub(before).Get(Halts) >= g })
 	l.Unlock()
 	wg.Wait()
 	d := checkClean(t, before)
 	if acquired.Load() != g || d.Get(ReleasedSlowKicked) < g {
 		t.Fatalf("acquired %d, kicks %d; want %d each", acquired.Load(), d.Get(ReleasedSlowKicked), g)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -206,14 +190,14 @@ func TestDirectedKick(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, func() bool { return halted() == k })
+	testkit.WaitFor(t, "the waiters to halt", func() bool { return halted() == k })
 	for i := 1; i <= k; i++ {
 		if i == 1 {
 			l.Unlock()
 		} else {
 			release <- struct{}{}
 		}
-		waitFor(t, func() bool { return kicks() >= i })
+		testkit.WaitFor(t, "the kick", func() bool { return kicks() >= i })
 		time.Sleep(20 * time.Millisecond) // room for a wrongly broadcast kick to land
 		if got := kicks(); got != i {
 			t.Fatalf("after %d slow releases %d waiters were kicked", i, got)
@@ -305,7 +289,7 @@ func TestTryLock(t *testing.T) {
 		// With a waiter queued, TryLock must not jump the queue.
 		got := make(chan struct{})
 		go func() { l.Lock(); close(got) }()
-		waitFor(t, l.IsContended)
+		testkit.WaitFor(t, "a waiter to show in IsContended", l.IsContended)
 		l.Unlock()
 		<-got
 		if l.TryLock() {
@@ -445,7 +429,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 		l.Unlock()
 		close(done)
 	}()
-	waitFor(t, func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
+	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
 	l.Unlock()
 	select {
 	case <-done:

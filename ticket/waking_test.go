@@ -10,6 +10,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -32,7 +33,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 		<-release
 		l.Unlock()
 	}()
-	waitFor(t, func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
+	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
 	l.Unlock() // kicks the halted holder of next
 	var hint uint32
 	select {
