@@ -245,6 +245,9 @@ func (l *Lock) arm(n *qnode, w *kick.Waiter) {
 	n.kickTime.Store(0)
 }
 
+// haltEvents are the events lockcore.Halt counts for a qspin lock.
+var haltEvents = lockcore.HaltEvents{Timeouts: evHaltTimeouts, LostWakeups: evLostWakeups}
+
 // halt halts the waiter until it is kicked, wakes spuriously or the halt
 // watchdog expires, and records what happened (lockcore.Halt), with the
 // kick-to-wake-up latency of a kicked halt. A timed-out halt is a lost

@@ -58,28 +58,13 @@ const (
 
 // eventNames names the events by index.
 var eventNames = [numEvents]string{
-	evAcquisitions: Acquisitions,
-	evLockPending:  LockPending,
-	evLockSlowpath: LockSlowpath,
-	evLockNoNode:   LockNoNode,
-	evLockStealing: PVLockStealing,
-	evWaitNode:     PVWaitNode,
-	evWaitEarly:    PVWaitEarly,
-	evWaitHead:     PVWaitHead,
-	evWaitAgain:    PVWaitAgain,
-	evSpurious:     PVSpuriousWakeup,
-	evKickUnlock:   PVKickUnlock,
-	evKickWake:     PVKickWake,
-	evLatencyKick:  PVLatencyKick,
-	evLatencyWake:  PVLatencyWake,
-	evHashHops:     PVHashHops,
-	evHalts:        Halts,
-	evHaltTimeouts: HaltTimeouts,
-	evLostWakeups:  LostWakeups,
+	evAcquisitions: Acquisitions, evLockPending: LockPending, evLockSlowpath: LockSlowpath,
+	evLockNoNode: LockNoNode, evLockStealing: PVLockStealing,
+	evWaitNode: PVWaitNode, evWaitEarly: PVWaitEarly, evWaitHead: PVWaitHead, evWaitAgain: PVWaitAgain,
+	evSpurious: PVSpuriousWakeup, evKickUnlock: PVKickUnlock, evKickWake: PVKickWake,
+	evLatencyKick: PVLatencyKick, evLatencyWake: PVLatencyWake, evHashHops: PVHashHops,
+	evHalts: Halts, evHaltTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
 }
-
-// haltEvents are the events lockcore.Halt counts for a qspin lock.
-var haltEvents = lockcore.HaltEvents{Timeouts: evHaltTimeouts, LostWakeups: evLostWakeups}
 
 // Event names reported by Stats snapshots. The lock_* and pv_* names and
 // meanings are the kernel's lock events (kernel/locking/lock_events_list.h).

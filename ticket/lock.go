@@ -280,6 +280,9 @@ func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
 	}
 }
 
+// haltEvents are the events lockcore.Halt counts for a ticket lock.
+var haltEvents = lockcore.HaltEvents{Timeouts: evTimeouts, LostWakeups: evLostWakeups}
+
 // halt is the PV slow path (the kernel's lock_spinning): publish, flag,
 // re-check, halt. It reports whether the re-check found the lock ours
 // ("pickup"); otherwise the caller goes back to spinning, whatever woke it.

@@ -40,21 +40,11 @@ const (
 
 // eventNames names the events by index.
 var eventNames = [numEvents]string{
-	evAcquisitions:       Acquisitions,
-	evAcquiredSlow:       AcquiredSlow,
-	evTakenSlow:          TakenSlow,
-	evPickup:             TakenSlowPickup,
-	evHalts:              Halts,
-	evSpurious:           SpuriousWakeups,
-	evTimeouts:           HaltTimeouts,
-	evLostWakeups:        LostWakeups,
-	evReleasedSlow:       ReleasedSlow,
-	evReleasedSlowKicked: ReleasedSlowKicked,
-	evHaltEarly:          HaltEarly,
+	evAcquisitions: Acquisitions, evAcquiredSlow: AcquiredSlow,
+	evTakenSlow: TakenSlow, evPickup: TakenSlowPickup, evHalts: Halts, evSpurious: SpuriousWakeups,
+	evTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
+	evReleasedSlow: ReleasedSlow, evReleasedSlowKicked: ReleasedSlowKicked, evHaltEarly: HaltEarly,
 }
-
-// haltEvents are the events lockcore.Halt counts for a ticket lock.
-var haltEvents = lockcore.HaltEvents{Timeouts: evTimeouts, LostWakeups: evLostWakeups}
 
 // Event names, as reported by Stats snapshots. The slow-path names are the
 // kernel's PV ticketlock debugfs counters. Acquisitions and AcquiredSlow
