@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -72,15 +73,8 @@ func TestShootdownGuarantee(t *testing.T) {
 	}
 	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pvlock.Overcommit(4, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vm, err := pvlock.NewVM(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newEpochs(cfg.VCPUs)
+			vm := locktest.Overcommitted(t, 4)
+			e := newEpochs(len(vm.VCPUs()))
 			sd, err := pvlock.NewShootdown(vm, mode, e.handler)
 			if err != nil {
 				t.Fatal(err)
@@ -170,10 +164,7 @@ func TestShootdownGuarantee(t *testing.T) {
 // Idle returns. The native call instead wakes it and waits.
 func TestShootdownSkipsHaltedVCPU(t *testing.T) {
 	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 		var runs [2]atomic.Int64
 		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
 		if err != nil {
@@ -224,10 +215,7 @@ func TestShootdownSkipsHaltedVCPU(t *testing.T) {
 // TestShootdownOffline posts to a VM that is not running: nobody is waited
 // for, and every vCPU runs the handler as it enters its workload.
 func TestShootdownOffline(t *testing.T) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 3})
 	e := newEpochs(3)
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, e.handler)
 	if err != nil {
@@ -264,15 +252,9 @@ func TestShootdownOffline(t *testing.T) {
 // once, none of them polling except inside Call: each initiator must serve
 // the calls aimed at it while it waits, or they deadlock.
 func TestShootdownConcurrentInitiators(t *testing.T) {
-	cfg, err := pvlock.Overcommit(2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEpochs(cfg.VCPUs)
+	vm := locktest.Overcommitted(t, 2)
+	nvcpus := len(vm.VCPUs())
+	e := newEpochs(nvcpus)
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, e.handler)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +264,7 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 	defer cancel()
 	const calls = 100
 	var arrived, finished atomic.Int64
-	n := int64(cfg.VCPUs)
+	n := int64(nvcpus)
 	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
 		// Start together: a vCPU that has not entered its workload yet
 		// is offline and would not acknowledge.
@@ -296,8 +278,8 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if st.Acked != cfg.VCPUs {
-				return fmt.Errorf("call acked by %d of %d running vCPUs: %+v", st.Acked, cfg.VCPUs, st)
+			if st.Acked != nvcpus {
+				return fmt.Errorf("call acked by %d of %d running vCPUs: %+v", st.Acked, nvcpus, st)
 			}
 			e.complete(ep)
 			if err := e.check(v, "after Call"); err != nil {
@@ -322,10 +304,7 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 // until its deadline.
 func TestShootdownAckedBySpinningWaiter(t *testing.T) {
 	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
+		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 		var runs [2]atomic.Int64
 		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
 		if err != nil {
@@ -362,14 +341,8 @@ func TestShootdownAckedBySpinningWaiter(t *testing.T) {
 }
 
 func TestShootdownErrors(t *testing.T) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
+	other := locktest.NewVM(t, pvlock.Config{VCPUs: 1})
 	nop := func(*pvlock.VCPU) {}
 	for _, c := range []struct {
 		vm   *pvlock.VM
@@ -442,12 +415,9 @@ func TestShootdownErrors(t *testing.T) {
 // BenchmarkPoll is the cost a running vCPU pays per operation when nothing
 // is posted.
 func BenchmarkPoll(b *testing.B) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	vm := locktest.NewVM(b, pvlock.Config{VCPUs: 1})
 	b.ReportAllocs()
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			v.Poll()

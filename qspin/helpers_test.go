@@ -84,10 +84,7 @@ type stressResult struct {
 // and that the lock was left free.
 func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult {
 	t.Helper()
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: vcpus, Pinning: pvlock.PinEach})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: vcpus, Pinning: pvlock.PinEach})
 	defer longHaltTimeout()()
 	st := Stats(l.Mode())
 	before := st.Snapshot()
@@ -99,7 +96,7 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 	defer cancel()
 	var startOnce sync.Once
 	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
-	err = vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
 		startOnce.Do(func() { time.AfterFunc(d, cancel) })
 		n := int64(0)
 		for i := 0; i == 0 || ctx.Err() == nil; i++ {
@@ -129,10 +126,7 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 // host CPUs, so that Linux spreads the few contending ones.
 func stressVCPUsGated(t *testing.T, l *Lock, vcpus, active, rounds, iters int) stressResult {
 	t.Helper()
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: vcpus, Pinning: pvlock.PinFloat})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: vcpus, Pinning: pvlock.PinFloat})
 	st := Stats(l.Mode())
 	before := st.Snapshot()
 	var o testkit.Oracle
@@ -140,7 +134,7 @@ func stressVCPUsGated(t *testing.T, l *Lock, vcpus, active, rounds, iters int) s
 	defer longHaltTimeout()()
 	turns := make(chan struct{}, active)
 	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs, %d at once", l.Mode(), vcpus, active), dump(l))
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		for r := 0; r < rounds; r++ {
 			turns <- struct{}{}
 			for i := 0; i < iters; i++ {

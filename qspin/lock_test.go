@@ -203,10 +203,7 @@ func TestTryLockUnderContention(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
-			vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
 			var o testkit.Oracle
 			var mu sync.Mutex
 			tries, wins := 0, 0
@@ -276,10 +273,7 @@ func TestNesting(t *testing.T) {
 		}
 	}
 	cpus, _ := pvlock.HostCPUs()
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
 	const perWaiter = 300
 	var wg sync.WaitGroup
 	for g := 0; g < 2; g++ {
@@ -291,7 +285,7 @@ func TestNesting(t *testing.T) {
 			}
 		}()
 	}
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		for i := 0; i < perWaiter; i++ {
 			body(i)
 		}

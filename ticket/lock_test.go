@@ -153,10 +153,7 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 func TestDirectedKick(t *testing.T) {
 	const k = 5
 	l := New(SpinThreshold(1))
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: k})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: k})
 	before := Stats(ModePV).Snapshot()
 	for _, v := range vm.VCPUs() {
 		if w := v.Waiter(); w != nil {

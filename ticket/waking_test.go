@@ -57,10 +57,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 func TestNoPVSpinWakingHintStillPolls(t *testing.T) {
 	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
 	l := New()
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, func(*pvlock.VCPU) {})
 	if err != nil {
 		t.Fatal(err)

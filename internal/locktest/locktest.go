@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/pvlock/pvlock/pvlock"
@@ -119,4 +120,25 @@ func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
 	change(&p)
 	pvlock.SetPolicy(p)
 	return func() { pvlock.SetPolicy(old) }
+}
+
+// NewVM returns the VM of cfg, failing tb if cfg is refused.
+func NewVM(tb testing.TB, cfg pvlock.Config) *pvlock.VM {
+	tb.Helper()
+	vm, err := pvlock.NewVM(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return vm
+}
+
+// Overcommitted returns a VM of factor vCPUs per host CPU (pvlock.Overcommit
+// on every CPU), failing tb if there is none.
+func Overcommitted(tb testing.TB, factor float64) *pvlock.VM {
+	tb.Helper()
+	cfg, err := pvlock.Overcommit(factor, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewVM(tb, cfg)
 }

@@ -15,19 +15,6 @@ import (
 	"github.com/pvlock/pvlock/ticket"
 )
 
-// oneX returns a VM of one vCPU per host CPU.
-func oneX(b *testing.B) *pvlock.VM {
-	cfg, err := pvlock.Overcommit(1, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return vm
-}
-
 // BenchmarkStatsOverhead measures a 1x lockloop (one vCPU per host CPU on a
 // PV ticket lock with the default spin threshold, a short critical section
 // and some private work) with statistics on and off side by side in one
@@ -52,7 +39,7 @@ func BenchmarkStatsOverhead(b *testing.B) {
 
 func statsOverhead(b *testing.B, cs, local int) {
 	const phase = 2 * time.Millisecond
-	vm := oneX(b)
+	vm := locktest.Overcommitted(b, 1)
 	defer locktest.SetPolicy(func(*pvlock.Policy) {})()
 	lock := ticket.New()
 	counts := make([]struct {
@@ -133,7 +120,7 @@ func statsOverhead(b *testing.B, cs, local int) {
 // vCPUs of a stopped VM with one vCPU per host CPU (a running vCPU adds a
 // read of its schedstat file).
 func BenchmarkCollect(b *testing.B) {
-	vm := oneX(b)
+	vm := locktest.Overcommitted(b, 1)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		b.Fatal(err)

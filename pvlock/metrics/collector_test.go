@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"github.com/pvlock/pvlock/internal/locktest"
 	"slices"
 	"strings"
 	"testing"
@@ -219,10 +220,7 @@ func TestRealLocksFullyMapped(t *testing.T) {
 func TestLint(t *testing.T) {
 	set(ticketTest, map[string]uint64{"halts": 1})
 	set(qspinTest, map[string]uint64{"pv_wait_node": 1})
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
@@ -249,18 +247,9 @@ func TestAddRemoveVM(t *testing.T) {
 	if err := c.AddVM(nil); err == nil {
 		t.Fatal("AddVM(nil) accepted")
 	}
-	a, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a2, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := pvlock.NewVM(pvlock.Config{Name: "b", VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := locktest.NewVM(t, pvlock.Config{Name: "a", VCPUs: 3})
+	a2 := locktest.NewVM(t, pvlock.Config{Name: "a", VCPUs: 1})
+	b := locktest.NewVM(t, pvlock.Config{Name: "b", VCPUs: 2})
 	for _, vm := range []*pvlock.VM{a, b} {
 		if err := c.AddVM(vm); err != nil {
 			t.Fatal(err)

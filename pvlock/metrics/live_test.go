@@ -177,26 +177,13 @@ func newServer(t *testing.T, c *Collector) *httptest.Server {
 	return srv
 }
 
-// overcommitted returns a VM of 2 vCPUs per host CPU.
-func overcommitted(t *testing.T) *pvlock.VM {
-	cfg, err := pvlock.Overcommit(2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vm
-}
-
 // TestScrapeMatchesRuntime runs an overcommitted PV ticket lockloop with a
 // short spin threshold, scraping all along, and then checks the scraped
 // counters against the lock's own snapshot, the vCPUs' waiters and the
 // workload's count of acquisitions.
 func TestScrapeMatchesRuntime(t *testing.T) {
 	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
-	vm := overcommitted(t)
+	vm := locktest.Overcommitted(t, 2)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
@@ -315,7 +302,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 // workload runs to `promtool check metrics`, which must report nothing.
 func TestPromtoolCheckMetrics(t *testing.T) {
 	promtool := promtest.Tool(t, "promtool")
-	vm := overcommitted(t)
+	vm := locktest.Overcommitted(t, 2)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
