@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/cpu"
@@ -60,15 +61,7 @@ const (
 
 // String returns the state's name.
 func (s VCPUState) String() string {
-	switch s {
-	case VCPUOffline:
-		return "offline"
-	case VCPURunning:
-		return "running"
-	case VCPUHalted:
-		return "halted"
-	}
-	return fmt.Sprintf("VCPUState(%d)", int(s))
+	return lockcore.Label([]string{VCPUOffline: "offline", VCPURunning: "running", VCPUHalted: "halted"}, s, "VCPUState")
 }
 
 // State returns v's execution state. It is a snapshot: it may change as
@@ -190,13 +183,7 @@ const (
 
 // String returns "pv" or "native".
 func (m ShootdownMode) String() string {
-	switch m {
-	case ShootdownPV:
-		return "pv"
-	case ShootdownNative:
-		return "native"
-	}
-	return fmt.Sprintf("ShootdownMode(%d)", int(m))
+	return lockcore.Label([]string{ShootdownPV: "pv", ShootdownNative: "native"}, m, "ShootdownMode")
 }
 
 // Shootdown is a cross-vCPU call on the vCPUs of one VM (after the TLB

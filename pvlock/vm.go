@@ -37,13 +37,7 @@ const (
 
 // String returns the policy's name, as pvbench's -pin flag spells it.
 func (p Pinning) String() string {
-	switch p {
-	case PinEach:
-		return "each"
-	case PinFloat:
-		return "float"
-	}
-	return fmt.Sprintf("Pinning(%d)", int(p))
+	return lockcore.Label([]string{PinEach: "each", PinFloat: "float"}, p, "Pinning")
 }
 
 // Config describes a VM.

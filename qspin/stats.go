@@ -31,7 +31,7 @@ var modeLabels = [...]string{
 
 // String returns the mode's label: "pv", "pv-nosteal", "native" or "tas"
 // (the statistics of a TAS lock are labelled kind "tas", mode "native").
-func (m Mode) String() string { return lockcore.ModeLabel(modeLabels[:], m) }
+func (m Mode) String() string { return lockcore.Label(modeLabels[:], m, "Mode") }
 
 // Event indexes of the qspin statistics.
 const (

@@ -20,7 +20,7 @@ const (
 var modeLabels = [...]string{ModePV: lockcore.ModePV, ModeNative: lockcore.ModeNative}
 
 // String returns the mode's statistics label: "pv" or "native".
-func (m Mode) String() string { return lockcore.ModeLabel(modeLabels[:], m) }
+func (m Mode) String() string { return lockcore.Label(modeLabels[:], m, "Mode") }
 
 // Event indexes of the ticket lock statistics.
 const (

@@ -52,14 +52,14 @@ const (
 	PVHashHops       = "pv_hash_hops"
 )
 
-// ModeLabel returns labels[m], the label of a lock package's mode m, or
-// "Mode(m)" for a mode it does not have: the String method of the package's
-// Mode type.
-func ModeLabel[M ~uint8 | ~uint32](labels []string, m M) string {
-	if int(m) < len(labels) {
-		return labels[m]
+// Label returns labels[v], the name of the value v of an enumeration, or
+// "typ(v)" for a value without one: the String method of a lock mode, a
+// pinning policy, a vCPU state.
+func Label[E ~int | ~uint8 | ~uint32](labels []string, v E, typ string) string {
+	if uint64(v) < uint64(len(labels)) {
+		return labels[v]
 	}
-	return fmt.Sprintf("Mode(%d)", uint64(m))
+	return fmt.Sprintf("%s(%d)", typ, v)
 }
 
 // ModeStats returns stats[m], the statistics of a lock package's mode m,

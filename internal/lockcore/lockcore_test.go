@@ -16,3 +16,13 @@ func TestSpinCalibration(t *testing.T) {
 		t.Fatalf("SpinIterations not proportional: %d vs %d", a, b)
 	}
 }
+
+func TestLabel(t *testing.T) {
+	type enum int
+	names := []string{"zero", "one"}
+	for v, want := range map[enum]string{0: "zero", 1: "one", 2: "enum(2)", -1: "enum(-1)"} {
+		if got := Label(names, v, "enum"); got != want {
+			t.Errorf("Label(%d) = %q, want %q", int(v), got, want)
+		}
+	}
+}
