@@ -163,15 +163,9 @@ func TestShootdownGuarantee(t *testing.T) {
 // PV call from vCPU 0 returns without it, and vCPU 1 runs the handler before
 // Idle returns. The native call instead wakes it and waits.
 func TestShootdownSkipsHaltedVCPU(t *testing.T) {
-	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
-		var runs [2]atomic.Int64
-		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
+	callBetweenTwo(t, func(mode pvlock.ShootdownMode, vm *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload {
 		idler := vm.VCPUs()[1]
-		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		return func(ctx context.Context, v *pvlock.VCPU) error {
 			if v == idler {
 				res := v.Idle(10 * time.Second) // ended by a kick below
 				if res == kick.TimedOut {
@@ -204,7 +198,23 @@ func TestShootdownSkipsHaltedVCPU(t *testing.T) {
 				return fmt.Errorf("the initiator ran its own handler %d times", runs[0].Load())
 			}
 			return nil
-		})
+		}
+	})
+}
+
+// callBetweenTwo runs, for each shootdown mode, a VM of two vCPUs with a
+// Shootdown whose handler counts its runs on each vCPU in runs; workload
+// returns what the vCPUs run.
+func callBetweenTwo(t *testing.T, workload func(mode pvlock.ShootdownMode, vm *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload) {
+	t.Helper()
+	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
+		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
+		var runs [2]atomic.Int64
+		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = vm.Run(context.Background(), workload(mode, vm, sd, &runs))
 		sd.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
@@ -303,16 +313,10 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 // lock's spin loop can acknowledge, and without it the call would wait
 // until its deadline.
 func TestShootdownAckedBySpinningWaiter(t *testing.T) {
-	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
-		var runs [2]atomic.Int64
-		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
+	callBetweenTwo(t, func(_ pvlock.ShootdownMode, _ *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload {
 		mu := ticket.New(ticket.Native())
 		mu.Lock()
-		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		return func(ctx context.Context, v *pvlock.VCPU) error {
 			if v.Index() == 1 {
 				mu.Lock() // spins until vCPU 0 unlocks
 				mu.Unlock()
@@ -332,12 +336,8 @@ func TestShootdownAckedBySpinningWaiter(t *testing.T) {
 				return fmt.Errorf("%+v, spinning vCPU ran the handler %d times", st, runs[1].Load())
 			}
 			return nil
-		})
-		sd.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", mode, err)
 		}
-	}
+	})
 }
 
 func TestShootdownErrors(t *testing.T) {
