@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pvlock/pvlock/internal/locktest"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"

@@ -3,11 +3,11 @@ package qspin
 import (
 	"context"
 	"fmt"
-	"github.com/pvlock/pvlock/internal/locktest"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 

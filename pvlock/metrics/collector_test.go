@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"github.com/pvlock/pvlock/internal/locktest"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 	"go.uber.org/goleak"
