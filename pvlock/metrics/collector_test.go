@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -141,43 +142,25 @@ func TestQspinAndOtherKinds(t *testing.T) {
 	set(qspinTest, counts)
 	set(tasTest, map[string]uint64{"acquisitions": 9, "spins_wasted": 11})
 	c := NewCollector(only(qspinTest, tasTest))
-	const want = `
-# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
-# TYPE pvlock_acquisitions_total counter
-pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15
-pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9
-# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
-# TYPE pvlock_halt_timeouts_total counter
-pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13
-# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
-# TYPE pvlock_halts_total counter
-pvlock_halts_total{lock="qspin",mode="metricstest"} 12
-# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters.
-# TYPE pvlock_kicks_total counter
-pvlock_kicks_total{lock="qspin",mode="metricstest"} 5
-# HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.
-# TYPE pvlock_lost_wakeups_total counter
-pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14
-# HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).
-# TYPE pvlock_slowpath_entries_total counter
-pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11
-# HELP pvlock_spurious_wakeups_total Halts that ended without a kick.
-# TYPE pvlock_spurious_wakeups_total counter
-pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7
-# HELP pvlock_qspin_events_total Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.
-# TYPE pvlock_qspin_events_total counter
-pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10
-pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8
-pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6
-pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9
-pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3
-pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4
-pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2
-pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1
-# HELP pvlock_lock_events_total Events of locks other than qspin that no other pvlock metric exports.
-# TYPE pvlock_lock_events_total counter
-pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11
-`
+	want := exposition(
+		`pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15`,
+		`pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9`,
+		`pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13`,
+		`pvlock_halts_total{lock="qspin",mode="metricstest"} 12`,
+		`pvlock_kicks_total{lock="qspin",mode="metricstest"} 5`,
+		`pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14`,
+		`pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11`,
+		`pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7`,
+		`pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10`,
+		`pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8`,
+		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6`,
+		`pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9`,
+		`pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3`,
+		`pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4`,
+		`pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2`,
+		`pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1`,
+		`pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11`,
+	)
 	var names []string
 	for _, m := range lockMetrics {
 		names = append(names, metricName(m.desc))
@@ -193,11 +176,35 @@ pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11
 }
 
 // metricName extracts the fully-qualified name from a Desc.
-func metricName(d *prometheus.Desc) string {
-	s := d.String()
-	_, s, _ = strings.Cut(s, `fqName: "`)
-	name, _, _ := strings.Cut(s, `"`)
-	return name
+func metricName(d *prometheus.Desc) string { return descField(d, "fqName") }
+
+// descField extracts a quoted field (fqName, help) from a Desc.
+func descField(d *prometheus.Desc, field string) string {
+	_, s, _ := strings.Cut(d.String(), field+`: "`)
+	v, _, _ := strings.Cut(s, `"`)
+	return v
+}
+
+// exposition returns the text exposition of counter samples, given in
+// order of metric, with each metric's HELP from its Desc (TestTicketMetrics
+// checks the HELP texts themselves).
+func exposition(samples ...string) string {
+	descs := []*prometheus.Desc{qspinEventsDesc, lockEventsDesc}
+	for _, m := range lockMetrics {
+		descs = append(descs, m.desc)
+	}
+	var b strings.Builder
+	last := ""
+	for _, sample := range samples {
+		name, _, _ := strings.Cut(sample, "{")
+		if name != last {
+			i := slices.IndexFunc(descs, func(d *prometheus.Desc) bool { return metricName(d) == name })
+			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, descField(descs[i], "help"), name)
+			last = name
+		}
+		b.WriteString(sample + "\n")
+	}
+	return b.String()
 }
 
 // TestRealLocksFullyMapped checks that every event of the ticket lock has a
