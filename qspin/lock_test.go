@@ -10,7 +10,29 @@ import (
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// variant is one way to build a Lock under test.
+type variant struct {
+	name string
+	mode Mode
+	opts []Option
+}
+
+// stressThreshold is short so that PV waiters really halt in stress tests.
+const stressThreshold = 128
+
+func variants() []variant {
+	return []variant{
+		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},
+		{"pv-nosteal", ModePVNoSteal, []Option{NoStealing(), SpinThreshold(stressThreshold)}},
+		{"native", ModeNative, []Option{Native()}},
+		{"tas", ModeTAS, []Option{TAS()}},
+	}
+}
 
 func TestZeroValueIsUnlockedPV(t *testing.T) {
 	var l Lock
