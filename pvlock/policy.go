@@ -47,7 +47,9 @@ type Policy struct {
 	// CPU would otherwise idle: no other vCPU homed there is runnable. The
 	// default is adaptive with a 200 µs ceiling (kick.DefaultHaltPoll).
 	// Goroutines that are not vCPUs never halt-poll: they park.
-	HaltPoll         time.Duration
+	HaltPoll time.Duration
+	// HaltPollAdaptive lets each vCPU adapt its halt-poll window (see
+	// HaltPoll).
 	HaltPollAdaptive bool
 	// DirectedYield turns the directed yield of the waiting policy on or
 	// off (on by default): off, a vCPU that kicks a sleeping waiter homed

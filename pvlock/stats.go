@@ -43,6 +43,7 @@ func (s *LockStats) Reset() { s.core().Reset() }
 
 // Snapshot is a point-in-time sum of a LockStats over all slots.
 type Snapshot struct {
+	// Kind and Mode are those of the LockStats, e.g. "ticket" and "pv".
 	Kind, Mode string
 	// Events maps each event name to its count.
 	Events map[string]uint64

@@ -1,6 +1,9 @@
-// Package locktest holds the stress harness the lock packages share in
-// their tests: vCPUs pinned onto the host's CPUs, overcommitted, hammering
-// one lock while checking mutual exclusion inside the critical section.
+// Package locktest holds what the tests of the lock packages, pvlock and
+// its collector share that needs the runtime: the stress harness (vCPUs
+// pinned onto the host's CPUs, overcommitted, hammering one lock while
+// checking mutual exclusion inside the critical section), VMs that fail
+// the test instead of returning an error, and scoped policy changes. The
+// helpers that need no runtime are in internal/testkit.
 package locktest
 
 import (
@@ -31,15 +34,16 @@ type Config struct {
 	// LongHoldEvery makes every n-th acquisition of a vCPU hold the lock
 	// for LongHold (0: never).
 	LongHoldEvery int
-	LongHold      time.Duration
+	// LongHold is how long a long hold lasts.
+	LongHold time.Duration
 }
 
 // Result reports a stress run.
 type Result struct {
-	VCPUs        int
-	Acquisitions int   // sum of per-vCPU acquisitions
-	PerVCPU      []int // acquisitions of each vCPU
-	Elapsed      time.Duration
+	VCPUs        int           // vCPUs of the run
+	Acquisitions int           // sum of per-vCPU acquisitions
+	PerVCPU      []int         // acquisitions of each vCPU
+	Elapsed      time.Duration // wall time of the run
 }
 
 // Stress runs cfg against lk and returns an error if mutual exclusion broke:
