@@ -12,7 +12,7 @@ import (
 // and the wake-up latency they cost, when vCPUs are not overcommitted.
 const DefaultSpinThreshold = lockcore.DefaultSpinThreshold
 
-// DefaultHaltTimeout bounds a single halt. A waiter whose halt times out
+// DefaultHaltTimeout bounds a single halt: one second. A waiter whose halt times out
 // goes back to spinning, and the lock counts the timeout; a correct PV
 // protocol never needs it, so a non-zero count means a lost wake-up or a
 // lock held for longer than the timeout.

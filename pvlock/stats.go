@@ -7,7 +7,7 @@ import (
 	"github.com/pvlock/pvlock/internal/lockcore"
 )
 
-// HistBuckets is the number of buckets of a halt-time histogram. Bucket i
+// HistBuckets is the number of buckets of a halt-time histogram, 32. Bucket i
 // counts halts that lasted [2^(i-1), 2^i) nanoseconds (bucket 0: under 1ns,
 // the last bucket: everything longer), like the kernel's histo_blocked.
 const HistBuckets = lockcore.HistBuckets

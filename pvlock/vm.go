@@ -20,7 +20,7 @@ import (
 // VMs. Every vCPU is an OS thread, and the Go runtime stops the process at
 // 10000 threads by default; the queued lock's tail also encodes the vCPU
 // in a bounded field. Ticket locks allow 2^31-1 concurrent waiters, far
-// beyond this.
+// beyond this. It is 4096.
 const MaxVCPUs = lockcore.MaxVCPUs
 
 // Pinning says how vCPU threads are placed on the physical CPUs.

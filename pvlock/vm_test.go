@@ -234,3 +234,12 @@ func TestLockStats(t *testing.T) {
 		t.Fatal("HistBucket boundaries")
 	}
 }
+
+// TestDocumentedConstants pins the values the docs of the constants that
+// come from the lock core state.
+func TestDocumentedConstants(t *testing.T) {
+	if DefaultHaltTimeout != time.Second || MaxVCPUs != 4096 || HistBuckets != 32 || DefaultSpinThreshold != 1<<15 {
+		t.Fatalf("DefaultHaltTimeout %v, MaxVCPUs %d, HistBuckets %d, DefaultSpinThreshold %d",
+			DefaultHaltTimeout, MaxVCPUs, HistBuckets, DefaultSpinThreshold)
+	}
+}
