@@ -23,9 +23,16 @@ import (
 // beyond this. It is 4096.
 const MaxVCPUs = lockcore.MaxVCPUs
 
-// Pinning says how vCPU threads are placed on the physical CPUs.
+// Pinning says how vCPU threads are placed on the physical CPUs: PinEach
+// or PinFloat.
 type Pinning int
 
+// String returns the policy's name, as pvbench's -pin flag spells it.
+func (p Pinning) String() string {
+	return lockcore.Label([]string{PinEach: "each", PinFloat: "float"}, p, "Pinning")
+}
+
+// The pinning policies.
 const (
 	// PinEach pins vCPU i to CPUs[i % len(CPUs)], round-robin, like a
 	// hypervisor that gives each vCPU a home CPU.
@@ -34,11 +41,6 @@ const (
 	// also balances vCPUs between CPUs.
 	PinFloat
 )
-
-// String returns the policy's name, as pvbench's -pin flag spells it.
-func (p Pinning) String() string {
-	return lockcore.Label([]string{PinEach: "each", PinFloat: "float"}, p, "Pinning")
-}
 
 // Config describes a VM.
 type Config struct {
