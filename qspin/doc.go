@@ -32,7 +32,7 @@
 //
 // This package holds the queued-lock protocol, its word layout, nodes and
 // hash table only. How a waiter spins, halts and records its halt, the
-// options plumbing and the event tables are the lock core that qspin
+// options plumbing and the event names are the lock core that qspin
 // shares with ticket (internal/lockcore).
 //
 // # Lock word

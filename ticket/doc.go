@@ -26,7 +26,7 @@
 //
 // This package holds the ticket protocol and its word layout only. How a
 // waiter spins, halts and records its halt, the kick table key, the
-// options plumbing and the event tables are the lock core that ticket
+// options plumbing and the event names are the lock core that ticket
 // shares with qspin (internal/lockcore).
 //
 // # Lock word
