@@ -205,16 +205,6 @@ func dumpState(l *Lock) string {
 	return s
 }
 
-// longHaltTimeout raises the halt watchdog for a stress run and returns
-// the function that restores it. The default second can pass without any
-// lost wake-up when the host is loaded by other processes or while the Go
-// runtime stops the world for a collection (hundreds of milliseconds with
-// 256 vCPU threads under -race). A lost wake-up still shows: the waiter
-// sleeps until this timeout, and the run counts a halt timeout.
-func longHaltTimeout() (restore func()) {
-	return locktest.SetPolicy(func(p *pvlock.Policy) { p.HaltTimeout = 10 * time.Second })
-}
-
 // stressResult is what a stress run observed.
 type stressResult struct {
 	total int64
@@ -228,7 +218,7 @@ type stressResult struct {
 func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult {
 	t.Helper()
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: vcpus, Pinning: pvlock.PinEach})
-	defer longHaltTimeout()()
+	defer locktest.LongHaltTimeout()()
 	st := Stats(l.Mode())
 	before := st.Snapshot()
 	var o testkit.Oracle
@@ -274,7 +264,7 @@ func stressVCPUsGated(t *testing.T, l *Lock, vcpus, active, rounds, iters int) s
 	before := st.Snapshot()
 	var o testkit.Oracle
 	per := make([]int64, vcpus)
-	defer longHaltTimeout()()
+	defer locktest.LongHaltTimeout()()
 	turns := make(chan struct{}, active)
 	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs, %d at once", l.Mode(), vcpus, active), dump(l))
 	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
@@ -310,7 +300,7 @@ func stressGoroutines(t *testing.T, l *Lock, goroutines, iters int) stressResult
 	st := Stats(l.Mode())
 	before := st.Snapshot()
 	var o testkit.Oracle
-	defer longHaltTimeout()()
+	defer locktest.LongHaltTimeout()()
 	per := make([]int64, goroutines)
 	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d goroutines", l.Mode(), goroutines), dump(l))
 	testkit.Goroutines(goroutines, func(g int) {

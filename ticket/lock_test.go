@@ -88,6 +88,7 @@ func TestMutualExclusionOvercommitted(t *testing.T) {
 }
 
 func TestManyVCPUs(t *testing.T) {
+	defer locktest.LongHaltTimeout()()
 	before := Stats(ModePV).Snapshot()
 	res, err := locktest.Stress(New(SpinThreshold(128)), locktest.Config{
 		VCPUs: 256, Iterations: 200, Work: 10, Deadline: 20 * time.Second,

@@ -146,3 +146,15 @@ func Overcommitted(tb testing.TB, factor float64) *pvlock.VM {
 	}
 	return NewVM(tb, cfg)
 }
+
+// LongHaltTimeout raises the halt watchdog (pvlock.Policy.HaltTimeout) to
+// ten seconds for a stress run and returns the function that restores it.
+// The default second can pass without any lost wake-up when the host is
+// loaded by other processes, or while the Go runtime stops the world for a
+// collection (hundreds of milliseconds with 256 vCPU threads under -race),
+// or while an unlocker that has released but not yet kicked is preempted.
+// A lost wake-up still shows: the waiter sleeps until this timeout, and
+// the run counts a halt timeout.
+func LongHaltTimeout() (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.HaltTimeout = 10 * time.Second })
+}
