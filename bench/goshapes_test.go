@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
@@ -63,8 +64,7 @@ func bothStats(b *testing.B, f func(b *testing.B)) {
 			name = "stats=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			pvlock.SetStats(on)
-			defer pvlock.SetStats(true)
+			defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = on })()
 			b.ReportAllocs()
 			f(b)
 		})

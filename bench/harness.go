@@ -89,7 +89,7 @@ type Row struct {
 	// Polls is the number of halt-polls begun per 1000 operations;
 	// PollHitPct the share of them that caught their kick, and
 	// PollInvalidPct the share cut short by a sibling vCPU becoming
-	// runnable on the CPU (see pvlock.SetHaltPoll).
+	// runnable on the CPU (see pvlock.Policy.HaltPoll).
 	Polls          float64 `json:"polls"`
 	PollHitPct     float64 `json:"poll_hit_pct"`
 	PollInvalidPct float64 `json:"poll_invalid_pct"`

@@ -137,6 +137,13 @@ func (s SweepSpec) Validate() error {
 	return nil
 }
 
+// setHaltPoll changes the halt-poll fields of the policy and no other.
+func setHaltPoll(max time.Duration, adaptive bool) {
+	p := pvlock.CurrentPolicy()
+	p.HaltPoll, p.HaltPollAdaptive = max, adaptive
+	pvlock.SetPolicy(p)
+}
+
 // Sweep measures every cell of spec. It restores the halt-poll policy it
 // found when it returns. Rows come workload by workload, then lock, then
 // overcommit, then setting (adaptive first).
@@ -144,8 +151,8 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
 	}
-	maxPoll, adaptive := pvlock.HaltPoll()
-	defer pvlock.SetHaltPoll(maxPoll, adaptive)
+	found := pvlock.CurrentPolicy()
+	defer setHaltPoll(found.HaltPoll, found.HaltPollAdaptive)
 	settings := spec.settings()
 	total := len(spec.Workloads) * len(spec.Locks) * len(spec.Factors) * len(settings)
 	var rows []SweepRow
@@ -161,9 +168,9 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 						cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
 					}
 					if set.haltPoll != Adaptive {
-						pvlock.SetHaltPoll(set.haltPoll, false)
+						setHaltPoll(set.haltPoll, false)
 					} else {
-						pvlock.SetHaltPoll(maxPoll, true)
+						setHaltPoll(found.HaltPoll, true)
 					}
 					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll}
 					if spec.Progress != nil {

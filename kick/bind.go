@@ -38,7 +38,7 @@ func shard(key uintptr) uintptr { return (key ^ key>>9) % bindShards }
 // nbound counts the bound waiters. While it is 0, as in a program that
 // uses the locks only from ordinary goroutines, Current answers without
 // the gettid system call, so that parking a goroutine and a spin loop's
-// periodic pvlock.PollCurrent cost no system call.
+// periodic poll of cross-vCPU calls cost no system call.
 var nbound atomic.Int64
 
 // Bind attaches w to the calling OS thread, so that Get on this thread

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // TestDomainCountBalances halts, kicks and times out futex waiters of one
@@ -111,16 +113,16 @@ func TestPollStopsForSibling(t *testing.T) {
 	}
 	wg.Add(1)
 	go halt(sleeper) // halts while the poller runs: it sleeps at once
-	waitUntil(t, func() bool { return d.Runnable() == 1 && sleeper.Counters().Halts == 1 })
+	testkit.WaitFor(t, "the sleeper to halt", func() bool { return d.Runnable() == 1 && sleeper.Counters().Halts == 1 })
 	wg.Add(1)
 	go halt(poller) // the last to halt: its CPU would idle, so it polls
-	waitUntil(t, func() bool { return poller.Counters().PollsAttempted == 1 })
+	testkit.WaitFor(t, "the poller to poll", func() bool { return poller.Counters().PollsAttempted == 1 })
 	if c := sleeper.Counters(); c.PollsAttempted != 0 {
 		t.Fatalf("the first waiter polled although a sibling was runnable (%d polls)", c.PollsAttempted)
 	}
 	kicked := time.Now()
 	sleeper.Kick()
-	waitUntil(t, func() bool { return poller.Counters().PollsInvalid == 1 })
+	testkit.WaitFor(t, "the poll to be cut short", func() bool { return poller.Counters().PollsInvalid == 1 })
 	stopped := time.Since(kicked)
 	poller.Kick()
 	close(leave)
@@ -131,17 +133,6 @@ func TestPollStopsForSibling(t *testing.T) {
 			c.PollsSuccessful, time.Duration(c.PollFailNanos), window)
 	}
 	t.Logf("the poller stopped %v after its sibling's kick, having polled %v", stopped, time.Duration(c.PollFailNanos))
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
 }
 
 // TestAdaptGrowShrink checks the window rules, KVM's: keep after a poll

@@ -430,16 +430,11 @@ func (w *Waiter) Counters() Counters {
 
 // ResetCounters zeroes the Waiter's event counts.
 func (w *Waiter) ResetCounters() {
-	w.halts.Store(0)
-	w.early.Store(0)
-	w.kicks.Store(0)
-	w.spurious.Store(0)
-	w.timeouts.Store(0)
-	w.haltedNanos.Store(0)
-	w.pollsAttempted.Store(0)
-	w.pollsOK.Store(0)
-	w.pollsInvalid.Store(0)
-	w.pollOKNanos.Store(0)
-	w.pollFailNanos.Store(0)
-	w.maxHaltNanos.Store(0)
+	for _, c := range [...]*atomic.Uint64{
+		&w.halts, &w.early, &w.kicks, &w.spurious, &w.timeouts, &w.haltedNanos,
+		&w.pollsAttempted, &w.pollsOK, &w.pollsInvalid, &w.pollOKNanos, &w.pollFailNanos,
+		&w.maxHaltNanos,
+	} {
+		c.Store(0)
+	}
 }

@@ -3,8 +3,8 @@
 // sched_setaffinity onto a chosen set of physical CPUs), so that running
 // more vCPUs than CPUs overcommits the machine for real and the Linux
 // scheduler plays the hypervisor. It also holds the policy shared by the
-// locks (PV on or off, spin threshold, the waiting policy, halt watchdog)
-// and their statistics.
+// locks (Policy: PV on or off, the waiting policy, halt watchdog) and the
+// read side of their statistics (LockStats, Snapshot).
 //
 // A VM of 4 vCPUs on every CPU this process may use, each vCPU running a
 // workload until the context ends:
@@ -48,13 +48,13 @@
 // which vCPUs share a physical CPU and which of them are halted (a
 // kick.Domain per CPU, or per CPU set for PinFloat VMs). A waiter spins
 // while its CPU has nothing else to run, and gives way after a short,
-// per-vCPU adaptive window once a sibling vCPU is runnable (Spinner). A
-// halting vCPU halt-polls while its CPU would otherwise idle (SetHaltPoll,
-// KVM's halt_poll_ns). A vCPU that kicks a sleeping waiter homed on its own
-// CPU yields to it (SetDirectedYield). Locks with stealing spin only
-// briefly (ShortSpin), as sync.Mutex does, and so do goroutines that are
-// not vCPUs, which then park (never halt-poll); a vCPU or goroutine that
-// wakes a parked goroutine yields its P to it.
+// per-vCPU adaptive window once a sibling vCPU is runnable. A halting vCPU
+// halt-polls while its CPU would otherwise idle (Policy.HaltPoll, KVM's
+// halt_poll_ns). A vCPU that kicks a sleeping waiter homed on its own CPU
+// yields to it (Policy.DirectedYield). Locks with stealing spin only
+// briefly (about a microsecond), as sync.Mutex does, and so do goroutines
+// that are not vCPUs, which then park (never halt-poll); a vCPU or
+// goroutine that wakes a parked goroutine yields its P to it.
 //
 // # Cross-vCPU calls and lock-break
 //
@@ -64,7 +64,8 @@
 // view: the native call waits for every vCPU, the PV call leaves halted
 // ones a flush-on-entry flag and does not wait for them (KVM's paravirtual TLB flush). Running
 // vCPUs acknowledge with VCPU.Poll between operations, and lock spin loops
-// acknowledge through PollCurrent. CondRelock and VCPU.CondRelock let the
-// holder of a lock that works through a long batch drop and retake it when
-// others wait or the host wants the CPU back (the kernel's cond_resched_lock).
+// acknowledge every thousand or so polls as they spin. CondRelock and
+// VCPU.CondRelock let the holder of a lock that works through a long batch
+// drop and retake it when others wait or the host wants the CPU back (the
+// kernel's cond_resched_lock).
 package pvlock

@@ -3,7 +3,6 @@ package pvlock
 import (
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/pvlock/pvlock/kick"
 )
@@ -47,17 +46,3 @@ func domainOf(v *VCPU) *kick.Domain {
 	}
 	return d
 }
-
-// SetHaltPoll sets how PV locks' halted vCPUs poll before they sleep, after
-// KVM's halt_poll_ns: max bounds one poll (0 turns halt-polling off), and
-// adaptive lets each vCPU grow and shrink its own window between 0 and max
-// from how long its recent halts lasted (KVM's rules: grow when the kick
-// came soon after the poll gave up, shrink when it came after max).
-// Without adaptive every poll may last max. Either way a vCPU polls only
-// while its CPU would otherwise idle: no other vCPU homed there is
-// runnable. The default is adaptive with a 200 µs ceiling (kick.DefaultHaltPoll).
-// Goroutines that are not vCPUs never halt-poll: they park.
-func SetHaltPoll(max time.Duration, adaptive bool) { kick.SetHaltPoll(max, adaptive) }
-
-// HaltPoll returns the halt-polling policy (see SetHaltPoll).
-func HaltPoll() (max time.Duration, adaptive bool) { return kick.HaltPoll() }

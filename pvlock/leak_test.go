@@ -38,7 +38,7 @@ func TestVCPUThreadsAreReleased(t *testing.T) {
 		var arrived sync.WaitGroup
 		arrived.Add(vcpus)
 		err := vm.Run(context.Background(), func(ctx context.Context, v *VCPU) error {
-			tids[v.Index()] = v.TID()
+			tids[v.Index()] = v.threadID()
 			arrived.Done()
 			arrived.Wait() // all 16 threads exist at once
 			return nil

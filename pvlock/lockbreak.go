@@ -70,8 +70,8 @@ func CondRelock(l Contender) bool {
 //     (the request is consumed by the check);
 //   - v's time slice is about to end: v shares its CPU with other runnable
 //     threads (its steal time, the run-queue wait of its thread, grew by at
-//     least PreemptedSteal between two checks, so Linux preempted it and
-//     has just given the CPU back), and it has run for at least YieldSlice
+//     least preemptedSteal between two checks, so Linux preempted it and
+//     has just given the CPU back), and it has run for at least Policy.YieldSlice
 //     since then. This is the user-space stand-in for the kernel's
 //     need_resched: Linux is about to preempt v anyway, and it had better
 //     do so while v holds no lock than in the middle of the batch
@@ -80,7 +80,7 @@ func CondRelock(l Contender) bool {
 //     preemption before it yields again.
 //
 // Steal is read (one pread of /proc/self/task/<tid>/schedstat, about a
-// microsecond) at most once per StealCheckInterval, so a call that does not
+// microsecond) at most once per stealCheckInterval, so a call that does not
 // break costs one IsContended, one atomic load and one clock read.
 //
 // CondRelock must be called on v's own thread, by the holder of l.
@@ -109,30 +109,22 @@ func (v *VCPU) RequestYield() { v.brk.request.Store(true) }
 // current (or last) run of its VM.
 func (v *VCPU) Yields() uint64 { return v.brk.yields.Load() }
 
-// StealCheckInterval is the minimum time between two reads of a vCPU's
+// stealCheckInterval is the minimum time between two reads of a vCPU's
 // steal time by CondRelock.
-const StealCheckInterval = 50 * time.Microsecond
+const stealCheckInterval = 50 * time.Microsecond
 
-// PreemptedSteal is the steal-time growth between two checks that counts
+// preemptedSteal is the steal-time growth between two checks that counts
 // as a preemption: more than a wake-up's wait for a CPU, less than the
 // shortest time slice.
-const PreemptedSteal = 100 * time.Microsecond
+const preemptedSteal = 100 * time.Microsecond
 
-// DefaultYieldSlice is the default YieldSlice: a little under the ≈2.7 ms
+// DefaultYieldSlice is the default Policy.YieldSlice: a little under the ≈2.7 ms
 // median time slice of a CPU-bound thread sharing a core on our machines.
 const DefaultYieldSlice = 2 * time.Millisecond
 
 var yieldSlice atomic.Int64
 
 func init() { yieldSlice.Store(int64(DefaultYieldSlice)) }
-
-// SetYieldSlice sets how long a vCPU that shares its CPU runs after a
-// preemption before CondRelock yields for it (see VCPU.CondRelock); d <= 0
-// turns these yields off, leaving only explicit requests.
-func SetYieldSlice(d time.Duration) { yieldSlice.Store(int64(d)) }
-
-// YieldSlice returns the current yield slice.
-func YieldSlice() time.Duration { return time.Duration(yieldSlice.Load()) }
 
 // breakState is a vCPU's lock-break bookkeeping. request is set by any
 // goroutine; yields is written by the vCPU and read atomically by others;
@@ -187,7 +179,7 @@ func (v *VCPU) hostWantsYield() bool {
 		return false
 	}
 	now := mono()
-	if now-b.lastCheck < int64(StealCheckInterval) {
+	if now-b.lastCheck < int64(stealCheckInterval) {
 		return false
 	}
 	b.lastCheck = now
@@ -195,7 +187,7 @@ func (v *VCPU) hostWantsYield() bool {
 	if !ok {
 		return false
 	}
-	if steal-b.lastSteal >= int64(PreemptedSteal) {
+	if steal-b.lastSteal >= int64(preemptedSteal) {
 		b.resumedAt = now // preempted since the last check: a new slice starts
 	}
 	b.lastSteal = steal

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 )
@@ -58,13 +59,9 @@ func TestCondRelock(t *testing.T) {
 // an explicit request (consumed by one break), and a slice run out after a
 // preemption.
 func TestVCPUCondRelockYield(t *testing.T) {
-	defer pvlock.SetYieldSlice(pvlock.YieldSlice())
-	pvlock.SetYieldSlice(0)
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = 0 })()
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 1})
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		f := &fakeLock{}
 		f.Lock()
 		if v.CondRelock(f) {
@@ -91,11 +88,8 @@ func TestVCPUCondRelockYield(t *testing.T) {
 	// runs for longer than a short yield slice after each preemption.
 	cpus, _ := pvlock.HostCPUs()
 	for _, slice := range []time.Duration{0, 300 * time.Microsecond} {
-		pvlock.SetYieldSlice(slice)
-		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
-		if err != nil {
-			t.Fatal(err)
-		}
+		locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = slice })
+		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
 		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 		err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
 			f := &fakeLock{}
@@ -152,10 +146,7 @@ func lockBreakRun(t *testing.T, mu pvlock.Contender, oc float64) {
 		t.Fatal(err)
 	}
 	cfg.VCPUs = max(cfg.VCPUs, 2)
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, cfg)
 	const steps = 50 // per batch
 	var (
 		owner      int  // vCPU index + 1 of the holder, 0 when free
@@ -290,13 +281,10 @@ func BenchmarkVCPUCondRelock(b *testing.B) {
 }
 
 func benchHeld(b *testing.B, check func(*pvlock.VCPU, *ticket.Lock)) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	vm := locktest.NewVM(b, pvlock.Config{VCPUs: 1})
 	b.ReportAllocs()
 	mu := ticket.New()
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		mu.Lock()
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {

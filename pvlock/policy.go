@@ -1,102 +1,90 @@
 package pvlock
 
 import (
-	"sync"
 	"time"
 
-	"github.com/pvlock/pvlock/internal/relax"
-	"go.uber.org/atomic"
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/kick"
 )
 
 // DefaultSpinThreshold is the number of polls a PV waiter spins before it
 // halts: the kernel's SPIN_THRESHOLD (1<<15), chosen there to avoid halts,
 // and the wake-up latency they cost, when vCPUs are not overcommitted.
-const DefaultSpinThreshold = 1 << 15
+const DefaultSpinThreshold = lockcore.DefaultSpinThreshold
 
-// DefaultHaltTimeout bounds a single halt. A waiter whose halt times out
+// DefaultHaltTimeout bounds a single halt: one second. A waiter whose halt times out
 // goes back to spinning, and the lock counts the timeout; a correct PV
 // protocol never needs it, so a non-zero count means a lost wake-up or a
 // lock held for longer than the timeout.
-const DefaultHaltTimeout = time.Second
+const DefaultHaltTimeout = lockcore.DefaultHaltTimeout
 
-var (
-	pvSpin      = atomic.NewBool(true)
-	statsOn     = atomic.NewBool(true)
-	haltTimeout = atomic.NewDuration(DefaultHaltTimeout)
-)
-
-// SetPVSpin turns the PV slow path of every PV lock on or off at once, like
-// the kernel's nopvspin boot option: with it off, PV locks spin without
-// ever halting (their lock word layout stays the same). On by default.
-func SetPVSpin(on bool) { pvSpin.Store(on) }
-
-// PVSpin reports whether PV locks may halt.
-func PVSpin() bool { return pvSpin.Load() }
-
-// SetStats turns the per-acquisition counting of the locks' fast paths on
-// or off. On by default. Slow-path events (halts, kicks, halt timeouts,
-// lost wake-ups, ...) and the vCPUs' halt/kick counts are always kept: they
-// cost nothing next to a wait, and the halt watchdog relies on them.
-func SetStats(on bool) { statsOn.Store(on) }
-
-// StatsEnabled reports whether locks count their acquisitions.
-func StatsEnabled() bool { return statsOn.Load() }
-
-// SetHaltTimeout sets the watchdog bound of one halt; d <= 0 means halts
-// never time out.
-func SetHaltTimeout(d time.Duration) { haltTimeout.Store(d) }
-
-// HaltTimeout returns the current halt watchdog bound.
-func HaltTimeout() time.Duration { return haltTimeout.Load() }
-
-var spinCal struct {
-	once sync.Once
-	ns   float64 // nanoseconds per spin iteration (one poll + one PAUSE)
+// Policy is the process-wide policy of the PV locks and the vCPUs: how
+// waiters wait, what the locks count, and when vCPUs give their CPU away.
+// CurrentPolicy returns it and SetPolicy replaces it; each field takes
+// effect at the next wait, halt or check that reads it.
+type Policy struct {
+	// PVSpin turns the PV slow path of every PV lock on or off at once,
+	// like the kernel's nopvspin boot option: with it off, PV locks spin
+	// without ever halting (their lock word layout stays the same). On by
+	// default.
+	PVSpin bool
+	// Stats turns the per-acquisition counting of the locks' fast paths on
+	// or off. On by default. Slow-path events (halts, kicks, halt
+	// timeouts, lost wake-ups, ...) and the vCPUs' halt/kick counts are
+	// always kept: they cost nothing next to a wait, and the halt watchdog
+	// relies on them.
+	Stats bool
+	// HaltTimeout is the watchdog bound of one halt (DefaultHaltTimeout by
+	// default); <= 0 means halts never time out.
+	HaltTimeout time.Duration
+	// HaltPoll bounds how long a PV lock's halted vCPU polls before it
+	// sleeps, after KVM's halt_poll_ns (0 turns halt-polling off, and a
+	// negative bound counts as 0). With HaltPollAdaptive each vCPU grows
+	// and shrinks its own window between 0 and HaltPoll from how long its
+	// recent halts lasted (KVM's rules: grow when the kick came soon after
+	// the poll gave up, shrink when it came after HaltPoll); without it
+	// every poll may last HaltPoll. Either way a vCPU polls only while its
+	// CPU would otherwise idle: no other vCPU homed there is runnable. The
+	// default is adaptive with a 200 µs ceiling (kick.DefaultHaltPoll).
+	// Goroutines that are not vCPUs never halt-poll: they park.
+	HaltPoll time.Duration
+	// HaltPollAdaptive lets each vCPU adapt its halt-poll window (see
+	// HaltPoll).
+	HaltPollAdaptive bool
+	// DirectedYield turns the directed yield of the waiting policy on or
+	// off (on by default): off, a vCPU that kicks a sleeping waiter homed
+	// on its own CPU goes on running, and the waiter waits for the
+	// scheduler.
+	DirectedYield bool
+	// YieldSlice is how long a vCPU that shares its CPU runs after a
+	// preemption before VCPU.CondRelock yields for it (DefaultYieldSlice
+	// by default); <= 0 turns these yields off, leaving only explicit
+	// requests (VCPU.RequestYield).
+	YieldSlice time.Duration
 }
 
-// SpinCost returns the measured cost of one spin iteration on this machine
-// (one load of a shared word and one PAUSE). It is measured once, on first
-// use, over about a millisecond.
-func SpinCost() time.Duration {
-	calibrate()
-	return time.Duration(spinCal.ns + 0.5)
-}
-
-func calibrate() {
-	spinCal.once.Do(func() {
-		var word atomic.Uint32
-		const n = 1 << 15
-		best := 0.0
-		for round := 0; round < 3; round++ {
-			start := time.Now()
-			for i := 0; i < n; i++ {
-				if word.Load() == 1 {
-					break
-				}
-				relax.Pause(1)
-			}
-			ns := float64(time.Since(start).Nanoseconds()) / n
-			if best == 0 || ns < best {
-				best = ns // the least disturbed round
-			}
-		}
-		if best < 0.1 {
-			best = 0.1
-		}
-		spinCal.ns = best
-	})
-}
-
-// SpinIterations converts a spin duration into a spin threshold for this
-// machine, at least 1.
-func SpinIterations(d time.Duration) uint32 {
-	calibrate()
-	n := float64(d.Nanoseconds()) / spinCal.ns
-	switch {
-	case n < 1:
-		return 1
-	case n > 1<<31:
-		return 1 << 31
+// CurrentPolicy returns the policy in force.
+func CurrentPolicy() Policy {
+	poll, adaptive := kick.HaltPoll()
+	return Policy{
+		PVSpin:           lockcore.PVSpin.Load(),
+		Stats:            lockcore.CountFast.Load(),
+		HaltTimeout:      lockcore.HaltTimeout.Load(),
+		HaltPoll:         poll,
+		HaltPollAdaptive: adaptive,
+		DirectedYield:    lockcore.DirectedYield.Load(),
+		YieldSlice:       time.Duration(yieldSlice.Load()),
 	}
-	return uint32(n)
+}
+
+// SetPolicy puts p in force. Each field is set on its own, so callers that
+// change a policy concurrently should each change only the fields they own
+// (read with CurrentPolicy, change, set).
+func SetPolicy(p Policy) {
+	lockcore.PVSpin.Store(p.PVSpin)
+	lockcore.CountFast.Store(p.Stats)
+	lockcore.HaltTimeout.Store(p.HaltTimeout)
+	kick.SetHaltPoll(p.HaltPoll, p.HaltPollAdaptive)
+	lockcore.DirectedYield.Store(p.DirectedYield)
+	yieldSlice.Store(int64(p.YieldSlice))
 }

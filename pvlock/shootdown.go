@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/cpu"
@@ -60,15 +61,7 @@ const (
 
 // String returns the state's name.
 func (s VCPUState) String() string {
-	switch s {
-	case VCPUOffline:
-		return "offline"
-	case VCPURunning:
-		return "running"
-	case VCPUHalted:
-		return "halted"
-	}
-	return fmt.Sprintf("VCPUState(%d)", int(s))
+	return lockcore.Label([]string{VCPUOffline: "offline", VCPURunning: "running", VCPUHalted: "halted"}, s, "VCPUState")
 }
 
 // State returns v's execution state. It is a snapshot: it may change as
@@ -138,24 +131,6 @@ func (v *VCPU) Poll() {
 	}
 }
 
-// PollCurrent is Poll for the vCPU of the calling thread, if the thread is a
-// vCPU, and a no-op otherwise. Lock spin loops call it every SpinPollEvery
-// spins, so that a vCPU spinning for a lock acknowledges calls as a CPU
-// spinning with interrupts enabled would. It costs a gettid system call and
-// a lookup (a fraction of a microsecond): never call it on a fast path.
-func PollCurrent() {
-	if w := kick.Current(); w != nil {
-		if v, ok := w.Owner.(*VCPU); ok {
-			v.Poll()
-		}
-	}
-}
-
-// SpinPollEvery is how many spins a lock's spin loop lets pass between two
-// PollCurrent calls: about 25 µs of spinning here, so the poll costs about
-// 1% of a spin and a spinning vCPU acknowledges a call within tens of µs.
-const SpinPollEvery = 1024
-
 // drain runs every posted handler. It loops until the pending flag stays
 // clear, so a request posted while a handler runs is served too, and it is
 // not re-entered (a handler that breaks the rules and halts is caught up by
@@ -186,7 +161,7 @@ func (v *VCPU) Idle(d time.Duration) kick.Result {
 	if d <= 0 {
 		return kick.TimedOut
 	}
-	if tid := v.TID(); tid == 0 || tid != unix.Gettid() {
+	if tid := v.threadID(); tid == 0 || tid != unix.Gettid() {
 		panic(fmt.Sprintf("pvlock: Idle of vCPU %d of %s called from another thread", v.index, v.vm.name))
 	}
 	v.waiter.Arm()
@@ -208,13 +183,7 @@ const (
 
 // String returns "pv" or "native".
 func (m ShootdownMode) String() string {
-	switch m {
-	case ShootdownPV:
-		return "pv"
-	case ShootdownNative:
-		return "native"
-	}
-	return fmt.Sprintf("ShootdownMode(%d)", int(m))
+	return lockcore.Label([]string{ShootdownPV: "pv", ShootdownNative: "native"}, m, "ShootdownMode")
 }
 
 // Shootdown is a cross-vCPU call on the vCPUs of one VM (after the TLB
@@ -257,7 +226,7 @@ func (m ShootdownMode) String() string {
 // than apply one specific change.
 //
 // The handler runs on the target's own thread like an interrupt handler: at
-// a Poll, while the vCPU spins for a lock that polls (PollCurrent), when it
+// a Poll, while the vCPU spins for a lock (lock spin loops poll), when it
 // halts or resumes inside a lock's slow path, or when it enters its
 // workload. It must be short, must not block, and must not
 // take locks that can halt, call Poll, Idle or Call.
@@ -316,9 +285,6 @@ func NewShootdown(vm *VM, mode ShootdownMode, handler func(v *VCPU)) (*Shootdown
 	r.list.Store(&list)
 	return s, nil
 }
-
-// Mode returns the Shootdown's mode.
-func (s *Shootdown) Mode() ShootdownMode { return s.mode }
 
 // Close unregisters the Shootdown: later calls fail, and requests still
 // posted to halted or offline vCPUs are dropped.
@@ -387,7 +353,7 @@ func (s *Shootdown) Call(ctx context.Context, self *VCPU, targets []*VCPU) (Call
 		if self.vm != s.vm {
 			return st, fmt.Errorf("pvlock: shootdown of %s called by vCPU %d of %s", s.vm.name, self.index, self.vm.name)
 		}
-		if tid := self.TID(); tid == 0 || tid != unix.Gettid() {
+		if tid := self.threadID(); tid == 0 || tid != unix.Gettid() {
 			return st, fmt.Errorf("pvlock: shootdown of %s: self (vCPU %d) is not the calling thread", s.vm.name, self.index)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
@@ -72,15 +73,8 @@ func TestShootdownGuarantee(t *testing.T) {
 	}
 	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg, err := pvlock.Overcommit(4, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			vm, err := pvlock.NewVM(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			e := newEpochs(cfg.VCPUs)
+			vm := locktest.Overcommitted(t, 4)
+			e := newEpochs(len(vm.VCPUs()))
 			sd, err := pvlock.NewShootdown(vm, mode, e.handler)
 			if err != nil {
 				t.Fatal(err)
@@ -169,18 +163,9 @@ func TestShootdownGuarantee(t *testing.T) {
 // PV call from vCPU 0 returns without it, and vCPU 1 runs the handler before
 // Idle returns. The native call instead wakes it and waits.
 func TestShootdownSkipsHaltedVCPU(t *testing.T) {
-	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runs [2]atomic.Int64
-		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
+	callBetweenTwo(t, func(mode pvlock.ShootdownMode, vm *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload {
 		idler := vm.VCPUs()[1]
-		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		return func(ctx context.Context, v *pvlock.VCPU) error {
 			if v == idler {
 				res := v.Idle(10 * time.Second) // ended by a kick below
 				if res == kick.TimedOut {
@@ -213,7 +198,23 @@ func TestShootdownSkipsHaltedVCPU(t *testing.T) {
 				return fmt.Errorf("the initiator ran its own handler %d times", runs[0].Load())
 			}
 			return nil
-		})
+		}
+	})
+}
+
+// callBetweenTwo runs, for each shootdown mode, a VM of two vCPUs with a
+// Shootdown whose handler counts its runs on each vCPU in runs; workload
+// returns what the vCPUs run.
+func callBetweenTwo(t *testing.T, workload func(mode pvlock.ShootdownMode, vm *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload) {
+	t.Helper()
+	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
+		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
+		var runs [2]atomic.Int64
+		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = vm.Run(context.Background(), workload(mode, vm, sd, &runs))
 		sd.Close()
 		if err != nil {
 			t.Fatalf("%s: %v", mode, err)
@@ -224,10 +225,7 @@ func TestShootdownSkipsHaltedVCPU(t *testing.T) {
 // TestShootdownOffline posts to a VM that is not running: nobody is waited
 // for, and every vCPU runs the handler as it enters its workload.
 func TestShootdownOffline(t *testing.T) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 3})
 	e := newEpochs(3)
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, e.handler)
 	if err != nil {
@@ -264,15 +262,9 @@ func TestShootdownOffline(t *testing.T) {
 // once, none of them polling except inside Call: each initiator must serve
 // the calls aimed at it while it waits, or they deadlock.
 func TestShootdownConcurrentInitiators(t *testing.T) {
-	cfg, err := pvlock.Overcommit(2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEpochs(cfg.VCPUs)
+	vm := locktest.Overcommitted(t, 2)
+	nvcpus := len(vm.VCPUs())
+	e := newEpochs(nvcpus)
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, e.handler)
 	if err != nil {
 		t.Fatal(err)
@@ -282,7 +274,7 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 	defer cancel()
 	const calls = 100
 	var arrived, finished atomic.Int64
-	n := int64(cfg.VCPUs)
+	n := int64(nvcpus)
 	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
 		// Start together: a vCPU that has not entered its workload yet
 		// is offline and would not acknowledge.
@@ -296,8 +288,8 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if st.Acked != cfg.VCPUs {
-				return fmt.Errorf("call acked by %d of %d running vCPUs: %+v", st.Acked, cfg.VCPUs, st)
+			if st.Acked != nvcpus {
+				return fmt.Errorf("call acked by %d of %d running vCPUs: %+v", st.Acked, nvcpus, st)
 			}
 			e.complete(ep)
 			if err := e.check(v, "after Call"); err != nil {
@@ -321,19 +313,10 @@ func TestShootdownConcurrentInitiators(t *testing.T) {
 // lock's spin loop can acknowledge, and without it the call would wait
 // until its deadline.
 func TestShootdownAckedBySpinningWaiter(t *testing.T) {
-	for _, mode := range []pvlock.ShootdownMode{pvlock.ShootdownPV, pvlock.ShootdownNative} {
-		vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var runs [2]atomic.Int64
-		sd, err := pvlock.NewShootdown(vm, mode, func(v *pvlock.VCPU) { runs[v.Index()].Add(1) })
-		if err != nil {
-			t.Fatal(err)
-		}
+	callBetweenTwo(t, func(_ pvlock.ShootdownMode, _ *pvlock.VM, sd *pvlock.Shootdown, runs *[2]atomic.Int64) pvlock.Workload {
 		mu := ticket.New(ticket.Native())
 		mu.Lock()
-		err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+		return func(ctx context.Context, v *pvlock.VCPU) error {
 			if v.Index() == 1 {
 				mu.Lock() // spins until vCPU 0 unlocks
 				mu.Unlock()
@@ -353,23 +336,13 @@ func TestShootdownAckedBySpinningWaiter(t *testing.T) {
 				return fmt.Errorf("%+v, spinning vCPU ran the handler %d times", st, runs[1].Load())
 			}
 			return nil
-		})
-		sd.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", mode, err)
 		}
-	}
+	})
 }
 
 func TestShootdownErrors(t *testing.T) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
+	other := locktest.NewVM(t, pvlock.Config{VCPUs: 1})
 	nop := func(*pvlock.VCPU) {}
 	for _, c := range []struct {
 		vm   *pvlock.VM
@@ -442,12 +415,9 @@ func TestShootdownErrors(t *testing.T) {
 // BenchmarkPoll is the cost a running vCPU pays per operation when nothing
 // is posted.
 func BenchmarkPoll(b *testing.B) {
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
+	vm := locktest.NewVM(b, pvlock.Config{VCPUs: 1})
 	b.ReportAllocs()
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			v.Poll()

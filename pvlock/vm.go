@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/unix"
 )
@@ -19,12 +20,19 @@ import (
 // VMs. Every vCPU is an OS thread, and the Go runtime stops the process at
 // 10000 threads by default; the queued lock's tail also encodes the vCPU
 // in a bounded field. Ticket locks allow 2^31-1 concurrent waiters, far
-// beyond this.
-const MaxVCPUs = 4096
+// beyond this. It is 4096.
+const MaxVCPUs = lockcore.MaxVCPUs
 
-// Pinning says how vCPU threads are placed on the physical CPUs.
+// Pinning says how vCPU threads are placed on the physical CPUs: PinEach
+// or PinFloat.
 type Pinning int
 
+// String returns the policy's name, as pvbench's -pin flag spells it.
+func (p Pinning) String() string {
+	return lockcore.Label([]string{PinEach: "each", PinFloat: "float"}, p, "Pinning")
+}
+
+// The pinning policies.
 const (
 	// PinEach pins vCPU i to CPUs[i % len(CPUs)], round-robin, like a
 	// hypervisor that gives each vCPU a home CPU.
@@ -33,17 +41,6 @@ const (
 	// also balances vCPUs between CPUs.
 	PinFloat
 )
-
-// String returns the policy's name, as pvbench's -pin flag spells it.
-func (p Pinning) String() string {
-	switch p {
-	case PinEach:
-		return "each"
-	case PinFloat:
-		return "float"
-	}
-	return fmt.Sprintf("Pinning(%d)", int(p))
-}
 
 // Config describes a VM.
 type Config struct {
@@ -87,7 +84,6 @@ func Overcommit(factor float64, cpus []int) (Config, error) {
 type VM struct {
 	name    string
 	cpus    []int
-	pinning Pinning
 	vcpus   []*VCPU
 	running atomic.Bool
 	calls   callRegistry // open Shootdowns (shootdown.go)
@@ -117,15 +113,14 @@ func NewVM(cfg Config) (*VM, error) {
 	if name == "" {
 		name = fmt.Sprintf("vm%d", vmSeq.Add(1)-1)
 	}
-	vm := &VM{name: name, cpus: cpus, pinning: cfg.Pinning}
+	vm := &VM{name: name, cpus: cpus}
 	for i := 0; i < cfg.VCPUs; i++ {
 		v := &VCPU{vm: vm, index: i, id: -1, cpu: -1}
 		// Created here rather than on the first run, so that observers
 		// (such as a metrics scrape) may read it while the VM starts.
 		v.waiter = kick.NewWaiter(kick.Futex)
-		v.waiter.Owner = v
 		v.waiter.Hook = (*haltHook)(v)
-		v.sibSpin.Store(initialSiblingSpin)
+		v.locks.Init(v.waiter, v.Poll)
 		if cfg.Pinning == PinEach {
 			v.cpu = cpus[(cfg.FirstCPU+i)%len(cpus)]
 		}
@@ -140,14 +135,8 @@ func (vm *VM) Name() string { return vm.name }
 // CPUs returns the physical CPUs of the VM.
 func (vm *VM) CPUs() []int { return append([]int(nil), vm.cpus...) }
 
-// Pinning returns the VM's pinning policy.
-func (vm *VM) Pinning() Pinning { return vm.pinning }
-
 // VCPUs returns the VM's vCPUs, in index order.
 func (vm *VM) VCPUs() []*VCPU { return append([]*VCPU(nil), vm.vcpus...) }
-
-// Overcommit returns the VM's vCPUs per physical CPU.
-func (vm *VM) Overcommit() float64 { return float64(len(vm.vcpus)) / float64(len(vm.cpus)) }
 
 // Workload is the code a vCPU runs. It should return when ctx is done.
 type Workload func(ctx context.Context, v *VCPU) error
@@ -283,7 +272,7 @@ type VCPU struct {
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
 
-	sibSpin atomic.Uint32 // spins while a sibling vCPU waits for the CPU (spin.go)
+	locks lockcore.VCPU // what lock waiters on this vCPU use; its waiter's Owner
 
 	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
@@ -295,14 +284,11 @@ func (v *VCPU) VM() *VM { return v.vm }
 // Index returns the vCPU's index within its VM.
 func (v *VCPU) Index() int { return v.index }
 
-// ID returns the vCPU's global slot (0..MaxVCPUs-1) while its VM runs, or -1.
-func (v *VCPU) ID() int { return v.id }
-
 // CPU returns the physical CPU the vCPU is pinned to, or -1 if it floats.
 func (v *VCPU) CPU() int { return v.cpu }
 
-// TID returns the vCPU's OS thread ID while it runs, or 0.
-func (v *VCPU) TID() int { return int(v.tid.Load()) }
+// threadID returns the vCPU's OS thread ID while it runs, or 0.
+func (v *VCPU) threadID() int { return int(v.tid.Load()) }
 
 // Waiter returns the vCPU's halt/kick slot. It exists from NewVM on and is
 // kept across runs, so its Counters are the vCPU's lifetime counts.

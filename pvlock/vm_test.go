@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
@@ -75,16 +76,16 @@ func TestVCPUsArePinnedAndLocked(t *testing.T) {
 			if pin == PinFloat && set.Count() != len(cpus) {
 				return errors.New("floating vCPU not allowed on every CPU")
 			}
-			if unix.Gettid() != v.TID() {
+			if unix.Gettid() != v.threadID() {
 				return errors.New("TID does not match the running thread")
 			}
 			if g := runtime.GOMAXPROCS(0); g < len(vm.VCPUs()) {
 				return errors.New("GOMAXPROCS below the vCPU count")
 			}
-			if v.Waiter() == nil || v.ID() < 0 {
+			if v.Waiter() == nil || v.id < 0 {
 				return errors.New("vCPU has no waiter or slot")
 			}
-			tids[v.Index()] = int64(v.TID())
+			tids[v.Index()] = int64(v.threadID())
 			return nil
 		})
 		if err != nil {
@@ -204,8 +205,8 @@ func TestStealIsMeasured(t *testing.T) {
 }
 
 func TestLockStats(t *testing.T) {
-	s := NewLockStats("test", "pv", []string{"a", "b"})
-	if NewLockStats("test", "pv", []string{"a", "b"}) != s {
+	c := lockcore.NewStats("test", "pv", []string{"a", "b"})
+	if lockcore.NewStats("test", "pv", []string{"a", "b"}) != c {
 		t.Fatal("same kind and mode gave a second LockStats")
 	}
 	func() {
@@ -214,33 +215,31 @@ func TestLockStats(t *testing.T) {
 				t.Error("redefinition with other events did not panic")
 			}
 		}()
-		NewLockStats("test", "pv", []string{"c"})
+		lockcore.NewStats("test", "pv", []string{"c"})
 	}()
-	s.Add(0, 0, 5)
-	s.Inc(MaxVCPUs-1, 1)
-	s.Inc(-1, 1)
-	s.ObserveBlocked(3, 1000)
+	c.Add(0, 0, 5)
+	c.Inc(MaxVCPUs-1, 1)
+	c.Inc(-1, 1)
+	c.ObserveBlocked(3, 1000)
+	s := (*LockStats)(c)
 	snap := s.Snapshot()
-	if snap.Get("a") != 5 || snap.Get("b") != 2 || snap.BlockedNanos != 1000 || snap.Blocked[HistBucket(1000)] != 1 {
+	if snap.Get("a") != 5 || snap.Get("b") != 2 || snap.BlockedNanos != 1000 || snap.Blocked[lockcore.HistBucket(1000)] != 1 {
 		t.Fatalf("snapshot %+v", snap)
 	}
 	s.Reset()
 	if snap := s.Snapshot(); snap.Get("a") != 0 || snap.BlockedNanos != 0 {
 		t.Fatalf("after Reset: %+v", snap)
 	}
-	if HistBucket(0) != 0 || HistBucket(1) != 1 || HistBucket(1<<62) != HistBuckets-1 {
+	if lockcore.HistBucket(0) != 0 || lockcore.HistBucket(1) != 1 || lockcore.HistBucket(1<<62) != HistBuckets-1 {
 		t.Fatal("HistBucket boundaries")
 	}
 }
 
-func TestSpinCalibration(t *testing.T) {
-	if c := SpinCost(); c <= 0 || c > time.Microsecond {
-		t.Fatalf("SpinCost = %v", c)
-	}
-	if SpinIterations(0) != 1 {
-		t.Fatal("SpinIterations(0) != 1")
-	}
-	if a, b := SpinIterations(10*time.Microsecond), SpinIterations(100*time.Microsecond); b < 5*a {
-		t.Fatalf("SpinIterations not proportional: %d vs %d", a, b)
+// TestDocumentedConstants pins the values the docs of the constants that
+// come from the lock core state.
+func TestDocumentedConstants(t *testing.T) {
+	if DefaultHaltTimeout != time.Second || MaxVCPUs != 4096 || HistBuckets != 32 || DefaultSpinThreshold != 1<<15 {
+		t.Fatalf("DefaultHaltTimeout %v, MaxVCPUs %d, HistBuckets %d, DefaultSpinThreshold %d",
+			DefaultHaltTimeout, MaxVCPUs, HistBuckets, DefaultSpinThreshold)
 	}
 }

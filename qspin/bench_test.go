@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -76,21 +77,14 @@ func BenchmarkOvercommit(b *testing.B) {
 			{"tas", ModeTAS, []Option{TAS()}},
 		} {
 			b.Run(fmt.Sprintf("%gx/%s", k, v.name), func(b *testing.B) {
-				cfg, err := pvlock.Overcommit(k, nil)
-				if err != nil {
-					b.Fatal(err)
-				}
-				vm, err := pvlock.NewVM(cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
+				vm := locktest.Overcommitted(b, k)
 				l := New(v.opts...)
 				var left atomic.Int64
 				left.Store(int64(b.N))
 				shared := 0
 				b.ReportAllocs()
 				b.ResetTimer()
-				err = vm.Run(context.Background(), func(ctx context.Context, _ *pvlock.VCPU) error {
+				err := vm.Run(context.Background(), func(ctx context.Context, _ *pvlock.VCPU) error {
 					for left.Add(-1) >= 0 {
 						l.Lock()
 						shared++

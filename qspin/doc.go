@@ -25,9 +25,15 @@
 //	mu.Unlock()
 //
 // SpinThreshold and SpinDuration tune how long a PV waiter spins before it
-// halts; pvlock.SetPVSpin(false) stops every PV lock from halting, like the
-// kernel's nopvspin. Lock events are counted in pvlock.LockStats (see Stats
-// and the event name constants), with the kernel's lock_events names.
+// halts; turning pvlock.Policy.PVSpin off stops every PV lock from halting,
+// like the kernel's nopvspin. Lock events are counted per mode in
+// pvlock.LockStats (see Stats and the event name constants), with the
+// kernel's lock_events names.
+//
+// This package holds the queued-lock protocol, its word layout, nodes and
+// hash table only. How a waiter spins, halts and records its halt, the
+// options plumbing and the event names are the lock core that qspin
+// shares with ticket (internal/lockcore).
 //
 // # Lock word
 //

@@ -2,98 +2,34 @@ package qspin
 
 import (
 	"sync/atomic"
-	"time"
 	"unsafe"
 
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/internal/lockcore"
 )
 
 // Lock is a queued spinlock. The zero value is an unlocked PV lock with
 // lock stealing. A Lock must not be copied after first use.
+//
+// In the terminology of the Go memory model, the n'th call to Unlock
+// “synchronizes before” the m'th call to Lock for any n < m. A successful
+// call to TryLock is equivalent to a call to Lock. A failed call to TryLock
+// does not establish any “synchronizes before” relation at all.
 type Lock struct {
-	_    noCopy
+	_    lockcore.NoCopy
 	word atomic.Uint32
 	// releases counts the lock's releases. Only the holder writes it,
 	// just before it releases, so it needs no atomic: it lives in the
 	// lock's own cache line, which the holder has just written anyway.
-	releases  uint32
-	mode      Mode   // fixed before first use
-	threshold uint32 // PV spins before halting; 0 means the default
+	releases uint32
+	mode     Mode          // fixed before first use
+	spin     lockcore.Spin // the PV spin threshold
 }
 
-// Option configures a Lock made by New.
-type Option func(*Lock)
-
-// Native selects the native queued lock: waiters spin and never halt.
-// Of Native, TAS and NoStealing the last one given wins.
-func Native() Option { return func(l *Lock) { l.mode = ModeNative } }
-
-// TAS selects the unfair test-and-set lock (the kernel's virt_spin_lock):
-// one word, spin until free, then compare-and-swap. No queue, no halts.
-func TAS() Option { return func(l *Lock) { l.mode = ModeTAS } }
-
-// NoStealing selects the PV lock without lock stealing: a locker never
-// takes the lock ahead of queued waiters.
-func NoStealing() Option { return func(l *Lock) { l.mode = ModePVNoSteal } }
-
-// SpinThreshold sets how many times a PV waiter polls before it halts
-// (default pvlock.DefaultSpinThreshold); it also bounds one lock-stealing
-// attempt. 0 restores the default.
-func SpinThreshold(n uint32) Option { return func(l *Lock) { l.threshold = n } }
-
-// SpinDuration sets the PV spin threshold as a time, converted to polls
-// with this machine's measured cost of one poll (pvlock.SpinIterations).
-func SpinDuration(d time.Duration) Option {
-	return func(l *Lock) { l.threshold = pvlock.SpinIterations(d) }
+// spinner starts a PV spin phase: a lock with stealing spins briefly, its
+// waiters being overtaken anyway (lockcore.Spin.Spinner).
+func (l *Lock) spinner(canHalt bool) lockcore.Spinner {
+	return l.spin.Spinner(canHalt, l.mode == ModePV)
 }
-
-// New returns an unlocked Lock configured by opts (PV with stealing by
-// default).
-func New(opts ...Option) *Lock {
-	l := &Lock{}
-	for _, o := range opts {
-		o(l)
-	}
-	return l
-}
-
-// NewTAS returns an unlocked test-and-set Lock; it is New(TAS()).
-func NewTAS() *Lock { return New(TAS()) }
-
-// Mode reports the lock's variant.
-func (l *Lock) Mode() Mode { return l.mode }
-
-// PV reports whether l is a PV variant (with or without stealing).
-func (l *Lock) PV() bool { return l.mode == ModePV || l.mode == ModePVNoSteal }
-
-func (l *Lock) stats() *pvlock.LockStats { return modeStats[l.mode] }
-
-func (l *Lock) spinThreshold() uint32 {
-	if l.threshold != 0 {
-		return l.threshold
-	}
-	return pvlock.DefaultSpinThreshold
-}
-
-// spinner starts a PV spin phase. A fixed threshold, or a waiter that
-// cannot halt, spins the whole threshold. Otherwise a lock with stealing
-// spins briefly (pvlock.ShortSpin): its waiters may halt early, since
-// running lockers take the lock meanwhile. A lock without stealing spins
-// for the default threshold, giving way early to a runnable sibling vCPU
-// (pvlock.Spinner).
-func (l *Lock) spinner(canHalt bool) pvlock.Spinner {
-	switch {
-	case l.threshold != 0 || !canHalt:
-		return pvlock.NewSpinner(l.spinThreshold(), true)
-	case l.mode == ModePV:
-		return pvlock.NewSpinner(pvlock.ShortSpin, false)
-	}
-	return pvlock.NewSpinner(pvlock.DefaultSpinThreshold, false)
-}
-
-// key is the lock's identity in the PV hash table. A Lock shared between
-// goroutines lives on the heap, where Go objects do not move.
-func (l *Lock) key() uintptr { return uintptr(unsafe.Pointer(l)) }
 
 // Lock acquires the lock, waiting as its variant does. The fast path is
 // the one compare-and-swap of a free word; it is small enough to be
@@ -164,8 +100,8 @@ func (l *Lock) unlockOutlined() {
 	// Counted after the release, so that the count never lengthens a
 	// critical section. The stripe is picked by the lock's address, so
 	// different locks flush to different lines.
-	if n%batch == 0 && pvlock.StatsEnabled() {
-		l.stats().AddHint(uint32(l.key()>>6), evAcquisitions, batch)
+	if n%batch == 0 && lockcore.CountFast.Load() {
+		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, batch)
 	}
 }
 
@@ -201,16 +137,10 @@ func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 }
 func (l *Lock) lockTAS() {
 	for {
 		for i := uint32(1); l.word.Load() != 0; i++ {
-			spinPause(i)
+			lockcore.Pause(i)
 		}
 		if l.word.CompareAndSwap(0, lockedVal) {
 			return
 		}
 	}
 }
-
-// noCopy makes go vet's copylocks check flag copies of a Lock.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}

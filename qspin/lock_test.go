@@ -7,8 +7,32 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// variant is one way to build a Lock under test.
+type variant struct {
+	name string
+	mode Mode
+	opts []Option
+}
+
+// stressThreshold is short so that PV waiters really halt in stress tests.
+const stressThreshold = 128
+
+func variants() []variant {
+	return []variant{
+		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},
+		{"pv-nosteal", ModePVNoSteal, []Option{NoStealing(), SpinThreshold(stressThreshold)}},
+		{"native", ModeNative, []Option{Native()}},
+		{"tas", ModeTAS, []Option{TAS()}},
+	}
+}
 
 func TestZeroValueIsUnlockedPV(t *testing.T) {
 	var l Lock
@@ -47,17 +71,17 @@ func TestOptions(t *testing.T) {
 			t.Errorf("case %d: mode %v PV %v, want %v %v", i, c.l.Mode(), c.l.PV(), c.mode, c.pv)
 		}
 	}
-	if got := New().spinThreshold(); got != pvlock.DefaultSpinThreshold {
+	if got := New().spin.Threshold(); got != pvlock.DefaultSpinThreshold {
 		t.Errorf("default threshold %d, want %d", got, pvlock.DefaultSpinThreshold)
 	}
-	if got := New(SpinThreshold(77)).spinThreshold(); got != 77 {
+	if got := New(SpinThreshold(77)).spin.Threshold(); got != 77 {
 		t.Errorf("SpinThreshold(77) gave %d", got)
 	}
-	if got := New(SpinThreshold(77), SpinThreshold(0)).spinThreshold(); got != pvlock.DefaultSpinThreshold {
+	if got := New(SpinThreshold(77), SpinThreshold(0)).spin.Threshold(); got != pvlock.DefaultSpinThreshold {
 		t.Errorf("SpinThreshold(0) did not restore the default: %d", got)
 	}
-	short := New(SpinDuration(time.Microsecond)).spinThreshold()
-	long := New(SpinDuration(time.Millisecond)).spinThreshold()
+	short := New(SpinDuration(time.Microsecond)).spin.Threshold()
+	long := New(SpinDuration(time.Millisecond)).spin.Threshold()
 	if short < 1 || long <= short {
 		t.Errorf("SpinDuration: 1µs -> %d polls, 1ms -> %d polls", short, long)
 	}
@@ -172,7 +196,7 @@ func TestTryLock(t *testing.T) {
 				close(done)
 			}()
 			if v.mode != ModeTAS {
-				waitFor(t, "a waiter to show in IsContended", l.IsContended)
+				testkit.WaitFor(t, "a waiter to show in IsContended", l.IsContended)
 			}
 			if l.TryLock() {
 				t.Fatal("TryLock succeeded on a held, contended lock")
@@ -190,18 +214,6 @@ func TestTryLock(t *testing.T) {
 	}
 }
 
-// waitFor polls cond until it holds or 30 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
 // TestTryLockUnderContention mixes TryLock and Lock on vCPUs with the
 // exclusion oracle: a successful TryLock must be exclusive too. (A queue
 // lock may be contended all the time, so TryLock may never win here.)
@@ -213,11 +225,8 @@ func TestTryLockUnderContention(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
-			vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var o oracle
+			vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
+			var o testkit.Oracle
 			var mu sync.Mutex
 			tries, wins := 0, 0
 			ctx, cancel := context.WithCancel(context.Background())
@@ -236,7 +245,7 @@ func TestTryLockUnderContention(t *testing.T) {
 					} else {
 						l.Lock()
 					}
-					o.criticalSection(i)
+					o.CriticalSection(i)
 					l.Unlock()
 				}
 				mu.Lock()
@@ -248,13 +257,13 @@ func TestTryLockUnderContention(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if n := o.violations.Load(); n != 0 {
+			if n := o.Violations(); n != 0 {
 				t.Fatalf("mutual exclusion violated %d times", n)
 			}
 			if tries == 0 {
 				t.Error("no TryLock attempt")
 			}
-			t.Logf("TryLock won %d of %d, %d critical sections", wins, tries, o.counter)
+			t.Logf("TryLock won %d of %d, %d critical sections", wins, tries, o.Counter)
 		})
 	}
 }
@@ -286,10 +295,7 @@ func TestNesting(t *testing.T) {
 		}
 	}
 	cpus, _ := pvlock.HostCPUs()
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2 * len(cpus)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
 	const perWaiter = 300
 	var wg sync.WaitGroup
 	for g := 0; g < 2; g++ {
@@ -301,7 +307,7 @@ func TestNesting(t *testing.T) {
 			}
 		}()
 	}
-	err = vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
+	err := vm.Run(context.Background(), func(ctx context.Context, v *pvlock.VCPU) error {
 		for i := 0; i < perWaiter; i++ {
 			body(i)
 		}
@@ -341,10 +347,10 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 				l.Unlock()
 			}()
 			if v.mode != ModeTAS {
-				waitFor(t, "the waiter to queue", l.IsContended)
+				testkit.WaitFor(t, "the waiter to queue", l.IsContended)
 			}
 			if l.PV() {
-				waitFor(t, "the waiter to halt and mark the lock SLOW", func() bool {
+				testkit.WaitFor(t, "the waiter to halt and mark the lock SLOW", func() bool {
 					return l.word.Load()&lockedMask == slowVal
 				})
 			}
@@ -359,7 +365,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 			case <-time.After(30 * time.Second):
 				t.Fatal("waiter never got the lock")
 			}
-			waitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
+			testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
 			d := Stats(v.mode).Snapshot().Sub(before)
 			if l.PV() && (d.Get(PVWaitHead) == 0 || d.Get(PVKickUnlock) != 1) {
 				t.Errorf("pv_wait_head %d, pv_kick_unlock %d; want > 0 and 1",
@@ -370,11 +376,10 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 	}
 }
 
-// TestPVSpinOff checks that pvlock.SetPVSpin(false) stops PV locks from
+// TestPVSpinOff checks that turning pvlock.Policy.PVSpin off stops PV locks from
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
-	pvlock.SetPVSpin(false)
-	defer pvlock.SetPVSpin(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
 	cpus, _ := pvlock.HostCPUs()
 	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
 		l := New(opt, SpinThreshold(stressThreshold))
@@ -387,8 +392,7 @@ func TestPVSpinOff(t *testing.T) {
 
 // TestStatsOff checks that no event is counted while statistics are off.
 func TestStatsOff(t *testing.T) {
-	pvlock.SetStats(false)
-	defer pvlock.SetStats(true)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
 	before := Stats(ModePV).Snapshot()
 	var l Lock
 	for i := 0; i < 3*batch; i++ {
@@ -436,7 +440,7 @@ func TestWaitEarlyBehindHaltedPredecessor(t *testing.T) {
 		l.pvWaitNode(n, prev, w)
 		close(done)
 	}()
-	waitFor(t, "the waiter to halt behind its halted predecessor", func() bool {
+	testkit.WaitFor(t, "the waiter to halt behind its halted predecessor", func() bool {
 		return n.state.Load() == stateHalted
 	})
 	// The hand-off: the new queue head's locked flag, then the kick.

@@ -3,15 +3,15 @@ package qspin
 import (
 	"sync/atomic"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // Node ids. Ids 0..vcpuNodes-1 are the per-vCPU nodes, indexed by the
 // pvlock vCPU global id (the Slot of the vCPU's bound kick.Waiter); ids
 // vcpuNodes..maxNodes-1 form the pool used by every other goroutine.
 const (
-	vcpuNodes  = pvlock.MaxVCPUs
+	vcpuNodes  = lockcore.MaxVCPUs
 	maxNodes   = 1 << 16
 	chunkNodes = 64 // nodes allocated together
 )

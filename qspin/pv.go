@@ -1,11 +1,9 @@
 package qspin
 
 import (
-	"time"
-
 	"github.com/pvlock/pvlock/internal/faults"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // prevCheckMask: a queued waiter looks at its predecessor's state every
@@ -18,7 +16,7 @@ const prevCheckMask = 0xff
 func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 	for {
 		early := false
-		canHalt := pvlock.PVSpin()
+		canHalt := lockcore.PVSpin.Load()
 		for sp := l.spinner(canHalt); ; {
 			// step: node-spin
 			if n.locked.Load() != 0 {
@@ -80,7 +78,7 @@ func (l *Lock) pvKickNode(next *qnode) {
 		return
 	}
 	// step: kicknode-hash
-	hops := table().hash(l.key(), next.id)
+	hops := table().hash(lockcore.Key(l), next.id)
 	// Hash before SLOW: whoever unlocks (possibly another goroutine)
 	// finds the entry once it sees SLOW. We hold the lock, so locked is
 	// 1 and Or turns it into 3 without touching pending or tail.
@@ -105,7 +103,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		n.state.Store(stateRunning) // for our successor's wait-early check
 		l.word.Or(pendingVal)       // we spin: stealing is off
 		for {
-			for sp := l.spinner(pvlock.PVSpin()); ; {
+			for sp := l.spinner(lockcore.PVSpin.Load()); ; {
 				// step: head-trylock
 				if l.trylockClearPending() {
 					sp.Acquired()
@@ -128,7 +126,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		}
 		// step: head-clear-pending
 		l.word.And(^pendingVal)
-		if !pvlock.PVSpin() {
+		if !lockcore.PVSpin.Load() {
 			continue
 		}
 		// step: head-arm
@@ -136,7 +134,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 		if !hashed {
 			hashed = true
 			// step: head-hash
-			hops := table().hash(l.key(), n.id)
+			hops := table().hash(lockcore.Key(l), n.id)
 			l.stats().Add(w.Slot, evHashHops, uint64(hops))
 			// Lost wakeup, head: the entry is written before this CAS
 			// sets SLOW, and the unlocker reads the entry only after its
@@ -145,7 +143,7 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 			// step: head-lock-or-slow
 			if l.lockOrMarkSlow() {
 				// step: head-unhash
-				table().unhash(l.key())
+				table().unhash(lockcore.Key(l))
 				return l.word.Load()
 			}
 		}
@@ -220,7 +218,7 @@ func (l *Lock) unlockPV() {
 // entry.
 func (l *Lock) unlockSlow() {
 	// step: unlock-unhash
-	n := nodeAt(table().unhash(l.key()))
+	n := nodeAt(table().unhash(lockcore.Key(l)))
 	// step: unlock-release
 	l.word.And(^lockedMask)
 	// From here the lock may be taken, released or even garbage: touch
@@ -232,7 +230,7 @@ func (l *Lock) unlockSlow() {
 	// step: unlock-kick
 	if _, asleep := w.KickWaking(); asleep {
 		// The queue head sleeps: if it shares our CPU, make way for it.
-		pvlock.YieldTo(w)
+		lockcore.YieldTo(w)
 	}
 	st := l.stats()
 	st.Inc(-1, evKickUnlock)
@@ -247,27 +245,24 @@ func (l *Lock) arm(n *qnode, w *kick.Waiter) {
 	n.kickTime.Store(0)
 }
 
-// halt halts the waiter until it is kicked, wakes spuriously or the
-// pvlock.HaltTimeout watchdog expires, and records what happened.
+// haltEvents are the events lockcore.Halt counts for a qspin lock.
+var haltEvents = lockcore.HaltEvents{Timeouts: evHaltTimeouts, LostWakeups: evLostWakeups}
+
+// halt halts the waiter until it is kicked, wakes spuriously or the halt
+// watchdog expires, and records what happened (lockcore.Halt), with the
+// kick-to-wake-up latency of a kicked halt. A timed-out halt is a lost
+// wake-up if we are queue head and the lock is free, yet nobody kicked us.
 func (l *Lock) halt(n *qnode, w *kick.Waiter) {
 	slot := w.Slot
-	start := time.Now()
-	res := w.Halt(pvlock.HaltTimeout())
 	st := l.stats()
+	res := lockcore.Halt(st, w, haltEvents, func() bool {
+		return n.locked.Load() != 0 && l.word.Load()&lockedMask == 0
+	})
 	st.Inc(slot, evHalts)
-	st.ObserveBlocked(slot, uint64(time.Since(start)))
-	switch res {
-	case kick.Kicked:
+	if res == kick.Kicked {
 		if t := n.kickTime.Swap(0); t != 0 {
 			st.Inc(slot, evKickWake)
 			st.Add(slot, evLatencyWake, uint64(now()-t))
-		}
-	case kick.TimedOut:
-		st.Inc(slot, evHaltTimeouts)
-		if n.locked.Load() != 0 && l.word.Load()&lockedMask == 0 {
-			// We are queue head and the lock is free, yet nobody
-			// kicked us: a lost wake-up.
-			st.Inc(slot, evLostWakeups)
 		}
 	}
 }

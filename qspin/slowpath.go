@@ -3,9 +3,9 @@ package qspin
 import (
 	"runtime"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // pendingLoops bounds the wait for an in-flight pending -> locked
@@ -19,9 +19,9 @@ func (l *Lock) lockNative() {
 	// 0,1,0: the pending owner is about to take the lock; give it a
 	// moment rather than queue behind a hand-over that is almost done.
 	// The wait is bounded by pendingLoops pauses; it pauses as every
-	// other spin loop does (spinPause).
+	// other spin loop does (lockcore.Pause).
 	for i := uint32(1); val == pendingVal && i <= pendingLoops; i++ {
-		spinPause(i)
+		lockcore.Pause(i)
 		val = l.word.Load()
 	}
 	if val&^lockedMask == 0 {
@@ -32,7 +32,7 @@ func (l *Lock) lockNative() {
 			// fast path and TryLock need a zero word, queuers see P).
 			if old&lockedMask != 0 {
 				for i := uint32(1); l.word.Load()&lockedMask != 0; i++ {
-					spinPause(i)
+					lockcore.Pause(i)
 				}
 			}
 			// 0,1,0 -> 0,0,1 (clear_pending_set_locked)
@@ -127,7 +127,7 @@ func (l *Lock) queue() {
 			l.pvWaitNode(n, prev, w)
 		} else {
 			for i := uint32(1); n.locked.Load() == 0; i++ {
-				spinPause(i)
+				lockcore.Pause(i)
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func (l *Lock) queue() {
 			if val = l.word.Load(); val&lockedPendingMask == 0 {
 				break
 			}
-			spinPause(i)
+			lockcore.Pause(i)
 		}
 	}
 	l.claim(n, tail, val, pv)
@@ -168,7 +168,7 @@ func (l *Lock) claim(n *qnode, tail, val uint32, pv bool) {
 	next := n.next.Load()
 	// step: wait-next
 	for i := uint32(1); next == nil; i++ {
-		spinPause(i) // a preemption point every SpinPollEvery polls
+		lockcore.Pause(i) // a preemption point every lockcore.SpinPollEvery polls
 		next = n.next.Load()
 	}
 	// step: hand-head
@@ -202,23 +202,8 @@ func (l *Lock) lockNoNode() {
 }
 
 // count adds one to a slow-path event. Slow-path events are counted even
-// with statistics off (pvlock.SetStats): they cost nothing next to a wait,
+// with statistics off (pvlock.Policy.Stats): they cost nothing next to a wait,
 // and the halt watchdog's findings must never go unseen.
 func (l *Lock) count(slot, ev int) {
 	l.stats().Inc(slot, ev)
-}
-
-// spinPause is one iteration's pause of a spin loop that may run long (i
-// counts its iterations from 1): a CPU relax, and every
-// pvlock.SpinPollEvery iterations an acknowledgement of cross-vCPU calls,
-// so that a vCPU spinning here never holds up a pvlock.Shootdown. That
-// call is also the loop's preemption point: relax.Pause is assembly, which
-// the runtime cannot preempt asynchronously, so a loop of bare pauses
-// holds its P (and a stop-the-world) until a signal happens to land
-// between two pauses.
-func spinPause(i uint32) {
-	if i%pvlock.SpinPollEvery == 0 {
-		pvlock.PollCurrent()
-	}
-	relax.Pause(1)
 }

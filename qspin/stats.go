@@ -1,9 +1,9 @@
 package qspin
 
 import (
-	"fmt"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -22,23 +22,18 @@ const (
 	ModeTAS
 )
 
-// String returns the mode's statistics label: "pv", "pv-nosteal",
-// "native" or "tas".
-func (m Mode) String() string {
-	switch m {
-	case ModePV:
-		return "pv"
-	case ModePVNoSteal:
-		return "pv-nosteal"
-	case ModeNative:
-		return "native"
-	case ModeTAS:
-		return "tas"
-	}
-	return fmt.Sprintf("Mode(%d)", uint8(m))
+var modeLabels = [...]string{
+	ModePV:        lockcore.ModePV,
+	ModePVNoSteal: lockcore.ModePVNoSteal,
+	ModeNative:    lockcore.ModeNative,
+	ModeTAS:       lockcore.ModeTAS,
 }
 
-// Event indexes; the order matches eventNames.
+// String returns the mode's label: "pv", "pv-nosteal", "native" or "tas"
+// (the statistics of a TAS lock are labelled kind "tas", mode "native").
+func (m Mode) String() string { return lockcore.Label(modeLabels[:], m, "Mode") }
+
+// Event indexes of the qspin statistics.
 const (
 	evAcquisitions = iota
 	evLockPending
@@ -58,7 +53,18 @@ const (
 	evHalts
 	evHaltTimeouts
 	evLostWakeups
+	numEvents
 )
+
+// eventNames names the events by index.
+var eventNames = [numEvents]string{
+	evAcquisitions: Acquisitions, evLockPending: LockPending, evLockSlowpath: LockSlowpath,
+	evLockNoNode: LockNoNode, evLockStealing: PVLockStealing,
+	evWaitNode: PVWaitNode, evWaitEarly: PVWaitEarly, evWaitHead: PVWaitHead, evWaitAgain: PVWaitAgain,
+	evSpurious: PVSpuriousWakeup, evKickUnlock: PVKickUnlock, evKickWake: PVKickWake,
+	evLatencyKick: PVLatencyKick, evLatencyWake: PVLatencyWake, evHashHops: PVHashHops,
+	evHalts: Halts, evHaltTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
+}
 
 // Event names reported by Stats snapshots. The lock_* and pv_* names and
 // meanings are the kernel's lock events (kernel/locking/lock_events_list.h).
@@ -66,78 +72,72 @@ const (
 	// Acquisitions counts successful Locks and TryLocks. Each lock counts
 	// its own releases in its own cache line and adds them to this
 	// counter 1024 at a time, at every 1024th release (while
-	// pvlock.StatsEnabled()), so that the fast path writes no line shared
-	// with other locks: the counter trails each lock by fewer than 1024.
-	Acquisitions = "acquisitions"
+	// pvlock.Policy.Stats is on), so that the fast path writes no line
+	// shared with other locks: the counter trails each lock by fewer than
+	// 1024.
+	Acquisitions = lockcore.Acquisitions
 	// LockPending counts native acquisitions through the pending bit.
-	LockPending = "lock_pending"
+	LockPending = lockcore.LockPending
 	// LockSlowpath counts acquisitions through the MCS queue.
-	LockSlowpath = "lock_slowpath"
+	LockSlowpath = lockcore.LockSlowpath
 	// LockNoNode counts acquisitions by waiters that found no free queue
 	// node and spun on a trylock instead.
-	LockNoNode = "lock_no_node"
+	LockNoNode = lockcore.LockNoNode
 	// PVLockStealing counts PV acquisitions by the unfair trylock that
 	// runs before queueing.
-	PVLockStealing = "pv_lock_stealing"
+	PVLockStealing = lockcore.PVLockStealing
 	// PVWaitNode counts halts of non-head queued waiters.
-	PVWaitNode = "pv_wait_node"
+	PVWaitNode = lockcore.PVWaitNode
 	// PVWaitEarly counts those halts taken early because the predecessor
 	// was not running.
-	PVWaitEarly = "pv_wait_early"
+	PVWaitEarly = lockcore.PVWaitEarly
 	// PVWaitHead counts the queue head reaching its halt point (it
 	// halts unless the lock was released meanwhile).
-	PVWaitHead = "pv_wait_head"
+	PVWaitHead = lockcore.PVWaitHead
 	// PVWaitAgain counts spin rounds of a queue head that was kicked but
 	// found its lock stolen, and so spins on with pending set.
-	PVWaitAgain = "pv_wait_again"
+	PVWaitAgain = lockcore.PVWaitAgain
 	// PVSpuriousWakeup counts non-head waiters that woke before they
 	// became queue head.
-	PVSpuriousWakeup = "pv_spurious_wakeup"
+	PVSpuriousWakeup = lockcore.PVSpuriousWakeup
 	// PVKickUnlock counts kicks issued by Unlock of a SLOW lock.
-	PVKickUnlock = "pv_kick_unlock"
+	PVKickUnlock = lockcore.PVKickUnlock
 	// PVKickWake counts halts that ended by a kick whose time was
 	// recorded (the divisor of PVLatencyWake).
-	PVKickWake = "pv_kick_wake"
+	PVKickWake = lockcore.PVKickWake
 	// PVLatencyKick is the total time, in nanoseconds, spent issuing
 	// kicks (divide by PVKickUnlock).
-	PVLatencyKick = "pv_latency_kick"
+	PVLatencyKick = lockcore.PVLatencyKick
 	// PVLatencyWake is the total kick-to-wake-up latency in nanoseconds
 	// (divide by PVKickWake; see WakeLatency).
-	PVLatencyWake = "pv_latency_wake"
+	PVLatencyWake = lockcore.PVLatencyWake
 	// PVHashHops is the total number of slots probed by hash insertions
 	// (divide by PVKickUnlock for the kernel's average).
-	PVHashHops = "pv_hash_hops"
+	PVHashHops = lockcore.PVHashHops
 	// Halts counts halts that actually went to sleep or consumed a kick.
-	Halts = "halts"
-	// HaltTimeouts counts halts ended by the pvlock.HaltTimeout watchdog.
-	HaltTimeouts = "halt_timeouts"
+	Halts = lockcore.Halts
+	// HaltTimeouts counts halts ended by the pvlock.Policy.HaltTimeout
+	// watchdog.
+	HaltTimeouts = lockcore.HaltTimeouts
 	// LostWakeups counts halt timeouts of a queue head whose lock was
 	// free at the time: its kick never came.
-	LostWakeups = "lost_wakeups"
+	LostWakeups = lockcore.LostWakeups
 )
 
-var eventNames = []string{
-	Acquisitions, LockPending, LockSlowpath, LockNoNode, PVLockStealing,
-	PVWaitNode, PVWaitEarly, PVWaitHead, PVWaitAgain, PVSpuriousWakeup,
-	PVKickUnlock, PVKickWake, PVLatencyKick, PVLatencyWake, PVHashHops,
-	Halts, HaltTimeouts, LostWakeups,
+var modeStats = [...]*lockcore.Stats{
+	ModePV:        lockcore.NewStats(lockcore.KindQspin, ModePV.String(), eventNames[:]),
+	ModePVNoSteal: lockcore.NewStats(lockcore.KindQspin, ModePVNoSteal.String(), eventNames[:]),
+	ModeNative:    lockcore.NewStats(lockcore.KindQspin, ModeNative.String(), eventNames[:]),
+	ModeTAS:       lockcore.NewStats(lockcore.KindTAS, lockcore.ModeNative, eventNames[:]),
 }
 
-var modeStats = [...]*pvlock.LockStats{
-	ModePV:        pvlock.NewLockStats("qspin", ModePV.String(), eventNames),
-	ModePVNoSteal: pvlock.NewLockStats("qspin", ModePVNoSteal.String(), eventNames),
-	ModeNative:    pvlock.NewLockStats("qspin", ModeNative.String(), eventNames),
-	ModeTAS:       pvlock.NewLockStats("tas", "native", eventNames),
-}
+func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
 
 // Stats returns the statistics of all qspin locks of mode m, summed over
 // vCPUs (kind "qspin", mode m.String()). It panics on an unknown mode.
 // Halt durations go to the LockStats blocked-time histogram.
 func Stats(m Mode) *pvlock.LockStats {
-	if int(m) >= len(modeStats) {
-		panic(fmt.Sprintf("qspin: Stats of unknown mode %v", m))
-	}
-	return modeStats[m]
+	return (*pvlock.LockStats)(lockcore.ModeStats("qspin", modeStats[:], m))
 }
 
 // WakeLatency returns the mean kick-to-wake-up latency recorded in a

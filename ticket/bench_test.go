@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -39,8 +40,7 @@ func BenchmarkUncontended(b *testing.B) {
 		})
 	}
 	b.Run("lock=pv-ticket-nostats", func(b *testing.B) {
-		pvlock.SetStats(false)
-		defer pvlock.SetStats(true)
+		defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
 		l := New()
 		b.ReportAllocs()
 		for b.Loop() {

@@ -18,8 +18,16 @@
 //	mu.Unlock()
 //
 // New(Native()) gives the native variant; SpinThreshold and SpinDuration
-// tune how long a PV waiter spins before halting. pvlock.SetPVSpin(false)
-// stops every PV lock from halting, like the kernel's nopvspin.
+// tune how long a PV waiter spins before halting. Turning
+// pvlock.Policy.PVSpin off stops every PV lock from halting, like the
+// kernel's nopvspin. Lock events are counted per mode in pvlock.LockStats
+// (see Stats and the event name constants), with the names of the kernel's
+// PV ticketlock debugfs counters.
+//
+// This package holds the ticket protocol and its word layout only. How a
+// waiter spins, halts and records its halt, the kick table key, the
+// options plumbing and the event names are the lock core that ticket
+// shares with qspin (internal/lockcore).
 //
 // # Lock word
 //

@@ -3,6 +3,7 @@ package ticket
 import (
 	"testing"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -15,7 +16,7 @@ func TestAcquisitionsBatched(t *testing.T) {
 		l := v.new()
 		inc, _ := l.inc()
 		per := uint64(batchHeads / inc)
-		st := l.stats()
+		st := Stats(l.Mode())
 		before := st.Snapshot()
 		for i := uint64(1); i <= per; i++ {
 			l.Lock()
@@ -31,13 +32,13 @@ func TestAcquisitionsBatched(t *testing.T) {
 				t.Errorf("%s: after %d acquisitions %d counted, want %d", v.name, i, got, want)
 			}
 		}
-		pvlock.SetStats(false)
+		restore := locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })
 		before = st.Snapshot()
 		for i := uint64(0); i < 2*per; i++ {
 			l.Lock()
 			l.Unlock()
 		}
-		pvlock.SetStats(true)
+		restore()
 		if got := st.Snapshot().Sub(before).Get(Acquisitions); got != 0 {
 			t.Errorf("%s: %d acquisitions counted with statistics off", v.name, got)
 		}

@@ -3,21 +3,17 @@ package ticket
 import (
 	"fmt"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/faults"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 const (
 	tailShift        = 32
 	flagBit   uint64 = 1 << tailShift // slowpath flag: LSB of the tail ticket
 	carry     uint64 = 1 << tailShift // what head's wrap adds to tail
-
-	modePV     uint32 = 0
-	modeNative uint32 = 1
 )
 
 // MaxWaiters is the number of goroutines that may hold or wait for a PV
@@ -26,48 +22,24 @@ const MaxWaiters = 1<<31 - 1
 
 // Lock is a ticket spinlock. The zero value is an unlocked PV lock. A Lock
 // must not be copied after first use.
+//
+// In the terminology of the Go memory model, the n'th call to Unlock
+// “synchronizes before” the m'th call to Lock for any n < m. A successful
+// call to TryLock is equivalent to a call to Lock. A failed call to TryLock
+// does not establish any “synchronizes before” relation at all.
 type Lock struct {
-	_         noCopy
-	word      atomic.Uint64
-	waking    atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
-	mode      uint32        // modePV or modeNative; fixed before first use
-	threshold uint32        // spins before a PV halt; 0 means the default
+	_      lockcore.NoCopy
+	word   atomic.Uint64
+	waking atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
+	mode   Mode          // fixed before first use
+	spin   lockcore.Spin // the PV spin threshold
 }
-
-// Option configures a Lock made by New.
-type Option func(*Lock)
-
-// Native selects the native variant: tickets step by 1 and waiters only
-// spin, never halt.
-func Native() Option { return func(l *Lock) { l.mode = modeNative } }
-
-// SpinThreshold sets how many times a PV waiter polls the lock before it
-// halts (default pvlock.DefaultSpinThreshold). 0 restores the default.
-func SpinThreshold(n uint32) Option { return func(l *Lock) { l.threshold = n } }
-
-// SpinDuration sets the PV spin threshold as a time, converted to polls
-// with this machine's measured cost of one poll (pvlock.SpinCost).
-func SpinDuration(d time.Duration) Option {
-	return func(l *Lock) { l.threshold = pvlock.SpinIterations(d) }
-}
-
-// New returns an unlocked Lock configured by opts (PV by default).
-func New(opts ...Option) *Lock {
-	l := &Lock{}
-	for _, o := range opts {
-		o(l)
-	}
-	return l
-}
-
-// PV reports whether l is the PV variant.
-func (l *Lock) PV() bool { return l.mode == modePV }
 
 // inc returns the ticket step and the mask that strips the flag. Both are
-// computed from the mode without a branch (modePV is 0, modeNative 1): the
+// computed from the mode without a branch (ModePV is 0, ModeNative 1): the
 // step is 2 or 1, and only the PV mask clears the tail's LSB.
 func (l *Lock) inc() (inc uint32, mask uint32) {
-	return 2 - l.mode, ^(1 - l.mode)
+	return uint32(2 - l.mode), ^uint32(1 - l.mode)
 }
 
 // flag returns the slowpath flag as it sits in the word for this lock's
@@ -76,13 +48,6 @@ func (l *Lock) inc() (inc uint32, mask uint32) {
 func (l *Lock) flag() uint64 { return uint64(1-l.mode) << tailShift }
 
 func split(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> tailShift) }
-
-func (l *Lock) stats() *pvlock.LockStats {
-	if l.mode == modeNative {
-		return nativeStats
-	}
-	return pvStats
-}
 
 // batchHeads sets how often an Unlock takes the outlined path to add the
 // lock's releases to the acquisitions counter: whenever the new head is a
@@ -151,12 +116,14 @@ func (l *Lock) unlock(outlined func(*Lock, uint64)) {
 	// offset 0), which costs the inliner less than the method.
 	// step: unlock-snapshot
 	prev := atomic.LoadUint64((*uint64)(unsafe.Pointer(&l.word)))
-	// The release is an atomic add, a full barrier: the flag we test comes
-	// from the same atomic step, so a waiter that sets the flag after it
-	// is guaranteed to see our new head in its re-check instead. The flag
-	// is (inc&2)<<31: flagBit for a PV lock, 0 for a native one.
-	// A head that wraps is sent to outlined by slowRelease before anything
-	// is written; there the release cancels the carry into tail.
+	// Lost wakeup, flag: the release is an atomic add, a full barrier,
+	// and the flag we test comes from the same atomic step, so a waiter
+	// whose set-flag (in halt) comes after it is guaranteed to see our new
+	// head in its recheck instead. The flag is (inc&2)<<31: flagBit for a
+	// PV lock, 0 for a native one.
+	// Head wrap: a head that wraps is sent to outlined by slowRelease
+	// before anything is written; there the release cancels the carry
+	// into tail, which the add would otherwise put in the tail ticket.
 	// step: unlock-wrap
 	// step: unlock-release
 	if slowRelease(prev, inc) || l.word.Add(inc)&((inc&2)<<31) != 0 {
@@ -202,8 +169,8 @@ func (l *Lock) unlockOutlined(prev uint64) {
 	// Counted after the release, so that the count never lengthens a
 	// critical section. The stripe is picked by the lock's address:
 	// different locks flush to different lines, each once per batch.
-	if pvlock.StatsEnabled() {
-		l.stats().AddHint(uint32(l.key()>>6), evAcquisitions, uint64(batchHeads/inc))
+	if lockcore.CountFast.Load() {
+		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, uint64(batchHeads/inc))
 	}
 }
 
@@ -227,19 +194,6 @@ func (l *Lock) IsLocked() bool {
 // so an unlocker can kick exactly the holder of the next ticket.
 var waiters kick.Table
 
-func (l *Lock) key() uintptr {
-	// A Lock shared between goroutines has escaped to the heap, and Go's
-	// heap objects do not move, so its address is a stable key.
-	return uintptr(unsafe.Pointer(l))
-}
-
-func (l *Lock) spinThreshold() uint32 {
-	if l.threshold != 0 {
-		return l.threshold
-	}
-	return pvlock.DefaultSpinThreshold
-}
-
 // lockSlow waits for ticket: spin, and for a PV lock halt after each
 // threshold of spins, until head reaches the ticket.
 func (l *Lock) lockSlow(ticket, head, inc uint32) {
@@ -247,16 +201,13 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 		panic(fmt.Sprintf("ticket: more than %d concurrent lockers: tickets alias", MaxWaiters))
 	}
 	st := l.stats()
-	pv := l.mode == modePV
+	pv := l.mode == ModePV
 	for {
 		// Halting, and so the early halt, only while PV spinning is on: with
 		// it off (nopvspin) a waiter spins, polling for cross-vCPU calls,
 		// whatever the waking hint says.
-		canHalt := pv && pvlock.PVSpin()
-		// A fixed threshold, or a waiter that cannot halt, spins the whole
-		// threshold; otherwise the spin adapts to the CPU's load.
-		fixed := l.threshold != 0 || !canHalt
-		for sp := pvlock.NewSpinner(l.spinThreshold(), fixed); ; {
+		canHalt := pv && lockcore.PVSpin.Load()
+		for sp := l.spin.Spinner(canHalt, false); ; {
 			// step: poll-head
 			head := uint32(l.word.Load())
 			if head == ticket {
@@ -292,38 +243,46 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 // hint if the hint names this ticket (we were the kicked holder and we now
 // run), so that later arrivals spin again instead of halting at once
 // behind a holder that is no longer waking.
-func (l *Lock) acquired(ticket uint32, st *pvlock.LockStats) {
+func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
+	// Stale hint: unlockSlow's waking-set comes before its kick, so this
+	// retirement by the kicked holder cannot come first and be undone.
 	// step: retire-hint
 	if l.waking.Load() == ticket|1 {
 		l.waking.CompareAndSwap(ticket|1, 0)
 	}
-	if pvlock.StatsEnabled() {
+	if lockcore.CountFast.Load() {
 		st.IncHint(ticket, evAcquiredSlow)
 	}
 }
 
+// haltEvents are the events lockcore.Halt counts for a ticket lock.
+var haltEvents = lockcore.HaltEvents{Timeouts: evTimeouts, LostWakeups: evLostWakeups}
+
 // halt is the PV slow path (the kernel's lock_spinning): publish, flag,
 // re-check, halt. It reports whether the re-check found the lock ours
 // ("pickup"); otherwise the caller goes back to spinning, whatever woke it.
-func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
+func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 	w := kick.Get()
 	defer kick.Put(w)
 	slot := w.Slot
-	// Arm before publishing, so that a kick sent once we are published
-	// cannot be erased by arming.
+	// Lost wakeup, arm: arm before publishing, so that a kick that
+	// unlockSlow's table-kick sends once it finds us published cannot be
+	// erased by arming.
 	// step: arm
 	w.Arm()
 	// step: publish
-	waiters.Publish(w, l.key(), uint64(ticket))
-	// Withdraw on every way out, a panicking halt hook (a cross-vCPU call's
-	// handler run on the way into or out of the halt) included: the table
-	// must not route a later kick for this ticket to a waiter that is no
-	// longer halted on it, nor keep a reused waiter linked in two buckets.
+	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
+	// Misrouted kick: withdraw on every way out, a panicking halt hook (a
+	// cross-vCPU call's handler run on the way into or out of the halt)
+	// included: the table must not route a later table-kick for this
+	// ticket to a waiter that is no longer halted on it, nor keep a reused
+	// waiter linked in two buckets.
 	defer waiters.Withdraw(w)
 	st.Inc(slot, evTakenSlow)
-	// Atomic RMW, then re-check: with the unlocker's atomic release add,
-	// either its flag test sees this flag (and kicks us) or our re-check
-	// sees its new head. A plain store here could let both miss.
+	// Lost wakeup, flag: an atomic RMW, then the recheck. With the
+	// unlocker's atomic add at unlock-release, either its flag test sees
+	// this flag (and kicks us) or our recheck sees its new head. A plain
+	// store here could let both miss.
 	// step: set-flag
 	l.word.Or(flagBit)
 	faults.Inject(faults.TicketFlagRecheck)
@@ -333,19 +292,10 @@ func (l *Lock) halt(ticket uint32, st *pvlock.LockStats) bool {
 		return true
 	}
 	st.Inc(slot, evHalts)
-	start := time.Now()
 	// step: halt
-	res := w.Halt(pvlock.HaltTimeout())
-	st.ObserveBlocked(slot, uint64(time.Since(start)))
-	switch res {
-	case kick.Spurious:
+	res := lockcore.Halt(st, w, haltEvents, func() bool { return uint32(l.word.Load()) == ticket })
+	if res == kick.Spurious {
 		st.Inc(slot, evSpurious)
-	case kick.TimedOut:
-		st.Inc(slot, evTimeouts)
-		if uint32(l.word.Load()) == ticket {
-			// Our turn came while we slept and nobody kicked us.
-			st.Inc(slot, evLostWakeups)
-		}
 	}
 	return false
 }
@@ -362,8 +312,10 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	next := head + inc // the ticket now being served
 	released := uint64(tail)<<tailShift | uint64(next)
 	if tail&^1 == next {
-		// Nobody queued when we snapshotted: clear the flag if the word
-		// is still exactly that (flag set, no new ticket taken).
+		// Erased flag: nobody queued when we snapshotted, so clear the
+		// flag, but only if the word is still exactly that (flag set, no
+		// new ticket taken). A waiter that took a ticket since, and whose
+		// set-flag in halt follows, makes this CAS fail, and we kick.
 		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
 			return
@@ -373,15 +325,15 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	// next ticket, if it halted. If it has not, it is still spinning and
 	// will see head on its own, or its re-check after flagging will.
 	// Tell spinners that the new head's holder is waking up, not running:
-	// they halt instead of spinning through its wake-up. The hint is set
-	// before the kick, so that the woken holder's retirement of it in
-	// acquired cannot come first and leave it stale; if the holder was not
-	// asleep (it was polling, or had not halted yet) it runs already, and
-	// the hint is taken back at once.
+	// they halt instead of spinning through its wake-up.
+	// Stale hint: the hint is set before the kick, so that the woken
+	// holder's retire-hint (in acquired) cannot come first and leave it
+	// set; if the holder was not asleep (it was polling, or had not halted
+	// yet) it runs already, and waking-undo takes the hint back at once.
 	// step: waking-set
 	l.waking.Store(next | 1)
 	// step: table-kick
-	w, asleep, _ := waiters.KickWaiter(l.key(), uint64(next))
+	w, asleep, _ := waiters.KickWaiter(lockcore.Key(l), uint64(next))
 	if !asleep {
 		// step: waking-undo
 		l.waking.CompareAndSwap(next|1, 0)
@@ -391,12 +343,6 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	}
 	if asleep {
 		// The new holder sleeps: if it shares our CPU, make way for it.
-		pvlock.YieldTo(w)
+		lockcore.YieldTo(w)
 	}
 }
-
-// noCopy makes go vet's copylocks check flag copies of a Lock.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}

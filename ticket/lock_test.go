@@ -2,14 +2,18 @@ package ticket
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
@@ -34,7 +38,7 @@ var variants = []variant{
 // ran into the watchdog while the stress ran.
 func checkClean(t *testing.T, before pvlock.Snapshot) pvlock.Snapshot {
 	t.Helper()
-	d := Stats(true).Snapshot().Sub(before)
+	d := Stats(ModePV).Snapshot().Sub(before)
 	if d.Get(HaltTimeouts) != 0 || d.Get(LostWakeups) != 0 {
 		t.Fatalf("halt timeouts %d, lost wake-ups %d: a waiter slept through its turn",
 			d.Get(HaltTimeouts), d.Get(LostWakeups))
@@ -61,7 +65,7 @@ func TestMutualExclusionOvercommitted(t *testing.T) {
 				if v.name != "native" {
 					deadline = 60 * time.Second
 				}
-				before := Stats(true).Snapshot()
+				before := Stats(ModePV).Snapshot()
 				res, err := locktest.Stress(v.new(), locktest.Config{
 					Overcommit: oc, Iterations: iters, Work: 20, Deadline: deadline,
 				})
@@ -84,7 +88,8 @@ func TestMutualExclusionOvercommitted(t *testing.T) {
 }
 
 func TestManyVCPUs(t *testing.T) {
-	before := Stats(true).Snapshot()
+	defer locktest.LongHaltTimeout()()
+	before := Stats(ModePV).Snapshot()
 	res, err := locktest.Stress(New(SpinThreshold(128)), locktest.Config{
 		VCPUs: 256, Iterations: 200, Work: 10, Deadline: 20 * time.Second,
 	})
@@ -103,20 +108,14 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 		t.Fatal("zero Lock is not PV")
 	}
 	var counter int
-	var wg sync.WaitGroup
 	const g, n = 8, 3000
-	for i := 0; i < g; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < n; j++ {
-				mu.Lock()
-				counter++
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	testkit.Goroutines(g, func(int) {
+		for j := 0; j < n; j++ {
+			mu.Lock()
+			counter++
+			mu.Unlock()
+		}
+	})
 	if counter != g*n {
 		t.Fatalf("counter %d, want %d", counter, g*n)
 	}
@@ -129,7 +128,7 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 // backend) behind a long-held lock and checks every one is kicked.
 func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 	l := New(SpinThreshold(1))
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	const g = 6
 	var wg sync.WaitGroup
@@ -143,7 +142,7 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 			l.Unlock()
 		}()
 	}
-	waitFor(t, func() bool { return Stats(true).Snapshot().Sub(before).Get(Halts) >= g })
+	testkit.WaitFor(t, "every goroutine to halt", func() bool { return Stats(ModePV).Snapshot().Sub(before).Get(Halts) >= g })
 	l.Unlock()
 	wg.Wait()
 	d := checkClean(t, before)
@@ -152,27 +151,13 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached within 10s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // TestDirectedKick halts K vCPUs behind a held lock and checks that each
 // slow release kicks exactly one waiter: the holder of the next ticket.
 func TestDirectedKick(t *testing.T) {
 	const k = 5
 	l := New(SpinThreshold(1))
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := Stats(true).Snapshot()
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: k})
+	before := Stats(ModePV).Snapshot()
 	for _, v := range vm.VCPUs() {
 		if w := v.Waiter(); w != nil {
 			w.ResetCounters()
@@ -205,14 +190,14 @@ func TestDirectedKick(t *testing.T) {
 		}
 		return n
 	}
-	waitFor(t, func() bool { return halted() == k })
+	testkit.WaitFor(t, "the waiters to halt", func() bool { return halted() == k })
 	for i := 1; i <= k; i++ {
 		if i == 1 {
 			l.Unlock()
 		} else {
 			release <- struct{}{}
 		}
-		waitFor(t, func() bool { return kicks() >= i })
+		testkit.WaitFor(t, "the kick", func() bool { return kicks() >= i })
 		time.Sleep(20 * time.Millisecond) // room for a wrongly broadcast kick to land
 		if got := kicks(); got != i {
 			t.Fatalf("after %d slow releases %d waiters were kicked", i, got)
@@ -238,7 +223,7 @@ func TestKickBeforeHalt(t *testing.T) {
 	ticket := uint32(l.word.Add(uint64(inc)<<tailShift)>>tailShift) - inc // a waiter's ticket
 	w := kick.NewWaiter(kick.Park)
 	w.Arm()
-	waiters.Publish(w, l.key(), uint64(ticket))
+	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
 	l.word.Or(flagBit)
 	l.Unlock() // sees the flag, finds the published waiter, kicks it
 	if !w.Kicked() {
@@ -304,7 +289,7 @@ func TestTryLock(t *testing.T) {
 		// With a waiter queued, TryLock must not jump the queue.
 		got := make(chan struct{})
 		go func() { l.Lock(); close(got) }()
-		waitFor(t, l.IsContended)
+		testkit.WaitFor(t, "a waiter to show in IsContended", l.IsContended)
 		l.Unlock()
 		<-got
 		if l.TryLock() {
@@ -382,7 +367,7 @@ func TestWrapAroundContended(t *testing.T) {
 			inc, _ := l.inc()
 			start := uint32(0) - 500*inc // 500 tickets before the wrap
 			l.word.Store(uint64(start)<<tailShift | uint64(start))
-			before := Stats(true).Snapshot()
+			before := Stats(ModePV).Snapshot()
 			iters := 2000
 			if v.name == "native" && oc > 1 {
 				iters = 500
@@ -406,23 +391,22 @@ func TestWrapAroundContended(t *testing.T) {
 }
 
 func TestNoPVSpinNeverHalts(t *testing.T) {
-	pvlock.SetPVSpin(false)
-	defer pvlock.SetPVSpin(true)
-	before := Stats(true).Snapshot()
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	before := Stats(ModePV).Snapshot()
 	if _, err := locktest.Stress(New(SpinThreshold(16)), locktest.Config{Overcommit: 2, Iterations: 500, Deadline: 3 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	if d := Stats(true).Snapshot().Sub(before); d.Get(TakenSlow) != 0 || d.Get(Halts) != 0 {
+	if d := Stats(ModePV).Snapshot().Sub(before); d.Get(TakenSlow) != 0 || d.Get(Halts) != 0 {
 		t.Fatalf("with PV spin off, %d slow entries and %d halts", d.Get(TakenSlow), d.Get(Halts))
 	}
 }
 
 func TestSpinDurationOption(t *testing.T) {
 	short, long := New(SpinDuration(10*time.Microsecond)), New(SpinDuration(time.Millisecond))
-	if short.threshold == 0 || long.threshold < 10*short.threshold {
-		t.Fatalf("thresholds %d and %d not proportional to 10µs and 1ms", short.threshold, long.threshold)
+	if short.spin.Threshold() == 0 || long.spin.Threshold() < 10*short.spin.Threshold() {
+		t.Fatalf("thresholds %d and %d not proportional to 10µs and 1ms", short.spin.Threshold(), long.spin.Threshold())
 	}
-	if New(SpinThreshold(0)).spinThreshold() != pvlock.DefaultSpinThreshold {
+	if New(SpinThreshold(0)).spin.Threshold() != pvlock.DefaultSpinThreshold {
 		t.Fatal("zero threshold does not mean the default")
 	}
 }
@@ -434,7 +418,7 @@ func TestSpinDurationOption(t *testing.T) {
 // waiter in time; the unlock then kicks it, as any halted waiter.
 func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	l := New(SpinThreshold(1 << 31))
-	before := Stats(true).Snapshot()
+	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	head := uint32(l.word.Load())
 	inc, _ := l.inc()
@@ -445,7 +429,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 		l.Unlock()
 		close(done)
 	}()
-	waitFor(t, func() bool { return waiters.Lookup(l.key(), uint64(head+inc)) })
+	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
 	l.Unlock()
 	select {
 	case <-done:
@@ -456,5 +440,120 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	if d.Get(HaltEarly) != 1 || d.Get(Halts) != 1 || d.Get(ReleasedSlowKicked) != 1 {
 		t.Fatalf("early halts %d, halts %d, kicked releases %d; want 1 each",
 			d.Get(HaltEarly), d.Get(Halts), d.Get(ReleasedSlowKicked))
+	}
+}
+
+// TestWakingHintRetiredByHolder checks that the waking hint lasts only
+// while the kicked holder of the next ticket is waking: once that holder
+// runs and owns the lock, the hint is gone, so arrivals during its critical
+// section spin as usual instead of halting at once.
+func TestWakingHintRetiredByHolder(t *testing.T) {
+	l := New(SpinThreshold(1))
+	before := Stats(ModePV).Snapshot()
+	l.Lock()
+	inc, _ := l.inc()
+	next := uint32(l.word.Load()) + inc
+	acquired := make(chan uint32) // the hint as the woken holder sees it
+	release := make(chan struct{})
+	go func() {
+		l.Lock()
+		acquired <- l.waking.Load()
+		<-release
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
+	l.Unlock() // kicks the halted holder of next
+	var hint uint32
+	select {
+	case hint = <-acquired:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the halted waiter was never kicked")
+	}
+	close(release)
+	if hint != 0 {
+		t.Fatalf("the kicked holder of ticket %d owns the lock, yet the waking hint is still %#x", next, hint)
+	}
+	if d := checkClean(t, before); d.Get(ReleasedSlowKicked) != 1 {
+		t.Fatalf("kicked releases %d, want 1", d.Get(ReleasedSlowKicked))
+	}
+}
+
+// TestNoPVSpinWakingHintStillPolls checks that with PV spinning off a waiter
+// keeps polling for cross-vCPU calls even while the waking hint names the
+// served ticket: the early halt is a halt, and with halting off it must
+// not turn into a tight loop that no native shootdown can get through.
+func TestNoPVSpinWakingHintStillPolls(t *testing.T) {
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	l := New()
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
+	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, func(*pvlock.VCPU) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sd.Close()
+	l.Lock()
+	l.waking.Store(uint32(l.word.Load()) | 1) // the served ticket's holder "is waking"
+	var waiting atomic.Bool
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		if v.Index() == 1 {
+			waiting.Store(true)
+			l.Lock() // spins: the lock is held by the test
+			l.Unlock()
+			return nil
+		}
+		for !waiting.Load() {
+			v.Poll()
+		}
+		time.Sleep(10 * time.Millisecond) // let vCPU 1 reach its spin loop
+		callCtx, stop := context.WithTimeout(ctx, 5*time.Second)
+		_, err := sd.Call(callCtx, v, nil)
+		stop()
+		l.Unlock()
+		if errors.Is(err, context.DeadlineExceeded) {
+			return errors.New("a native shootdown timed out: the spinning waiter never acknowledged it")
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// panicHook is a halt hook that panics on the way into the halt, as a
+// cross-vCPU call's handler run there might.
+type panicHook struct{}
+
+func (panicHook) Halting() { panic("handler failed") }
+func (panicHook) Resumed() {}
+
+// TestHaltPanicWithdraws checks that a waiter whose halt panics is no
+// longer published: a later kick for its ticket must not reach it, and a
+// reused waiter must never stay linked in the table.
+func TestHaltPanicWithdraws(t *testing.T) {
+	l := New(SpinThreshold(1))
+	l.Lock()
+	inc, _ := l.inc()
+	next := uint32(l.word.Load()) + inc
+	recovered := make(chan any)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		w := kick.NewWaiter(kick.Futex)
+		w.Hook = panicHook{}
+		if err := kick.Bind(w); err != nil {
+			recovered <- err
+			return
+		}
+		defer kick.Unbind()
+		defer func() { recovered <- recover() }()
+		l.Lock()
+	}()
+	if r := <-recovered; r != "handler failed" {
+		t.Fatalf("the halt returned %v, want the hook's panic", r)
+	}
+	if waiters.Lookup(lockcore.Key(l), uint64(next)) {
+		t.Fatal("the waiter whose halt panicked is still published in the table")
 	}
 }

@@ -1,9 +1,28 @@
 package ticket
 
-import "github.com/pvlock/pvlock/pvlock"
+import (
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/pvlock"
+)
 
-// Event indexes of the ticket lock statistics. The slow-path names are the
-// kernel's PV ticketlock debugfs counters.
+// Mode names a ticket lock variant; each has its own statistics.
+type Mode uint32
+
+const (
+	// ModePV is the paravirtualized ticket lock (the zero value of Lock):
+	// tickets step by 2, and the tail's LSB is the slowpath flag.
+	ModePV Mode = iota
+	// ModeNative is the native ticket lock: tickets step by 1 and waiters
+	// only spin.
+	ModeNative
+)
+
+var modeLabels = [...]string{ModePV: lockcore.ModePV, ModeNative: lockcore.ModeNative}
+
+// String returns the mode's statistics label: "pv" or "native".
+func (m Mode) String() string { return lockcore.Label(modeLabels[:], m, "Mode") }
+
+// Event indexes of the ticket lock statistics.
 const (
 	evAcquisitions       = iota // acquisitions, added per lock in batches at release (see batchHeads)
 	evAcquiredSlow              // taken after waiting (acquisitions - this = fast path)
@@ -16,43 +35,49 @@ const (
 	evReleasedSlow              // unlocks that found the slowpath flag
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
+	numEvents
 )
 
-// Event names, as reported by Stats snapshots.
-const (
-	// Acquisitions counts acquisitions. Each lock's head ticket counts its
-	// own releases; the lock adds them to this counter at every 1024th
-	// release of a PV lock (2048th of a native one), while
-	// pvlock.StatsEnabled(), so that the fast path writes no line shared
-	// with other locks: the counter trails each lock by less than a batch.
-	Acquisitions       = "acquisitions"
-	AcquiredSlow       = "acquired_slow"
-	TakenSlow          = "taken_slow"
-	TakenSlowPickup    = "taken_slow_pickup"
-	Halts              = "halts"
-	SpuriousWakeups    = "spurious_wakeups"
-	HaltTimeouts       = "halt_timeouts"
-	LostWakeups        = "lost_wakeups"
-	ReleasedSlow       = "released_slow"
-	ReleasedSlowKicked = "released_slow_kicked"
-	HaltEarly          = "halt_early"
-)
-
-var eventNames = []string{
-	Acquisitions, AcquiredSlow, TakenSlow, TakenSlowPickup, Halts,
-	SpuriousWakeups, HaltTimeouts, LostWakeups, ReleasedSlow, ReleasedSlowKicked, HaltEarly,
+// eventNames names the events by index.
+var eventNames = [numEvents]string{
+	evAcquisitions: Acquisitions, evAcquiredSlow: AcquiredSlow,
+	evTakenSlow: TakenSlow, evPickup: TakenSlowPickup, evHalts: Halts, evSpurious: SpuriousWakeups,
+	evTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
+	evReleasedSlow: ReleasedSlow, evReleasedSlowKicked: ReleasedSlowKicked, evHaltEarly: HaltEarly,
 }
 
-var (
-	pvStats     = pvlock.NewLockStats("ticket", "pv", eventNames)
-	nativeStats = pvlock.NewLockStats("ticket", "native", eventNames)
+// Event names, as reported by Stats snapshots. The slow-path names are the
+// kernel's PV ticketlock debugfs counters. Acquisitions and AcquiredSlow
+// are counted while pvlock.Policy.Stats is on, the others always.
+// Acquisitions are added up in the lock itself, as its head ticket counts
+// its releases: the lock adds them to the counter at every 1024th release
+// of a PV lock (2048th of a native one), so that the fast path writes no
+// line shared with other locks, and the counter trails each lock by less
+// than a batch.
+const (
+	Acquisitions       = lockcore.Acquisitions       // acquisitions
+	AcquiredSlow       = lockcore.AcquiredSlow       // acquisitions that waited (the rest took the fast path)
+	TakenSlow          = lockcore.TakenSlow          // entries into the PV slow path: published and flagged
+	TakenSlowPickup    = lockcore.TakenSlowPickup    // of those, re-checks after flagging that found the lock ours: no halt
+	Halts              = lockcore.Halts              // waiters that actually halted
+	SpuriousWakeups    = lockcore.SpuriousWakeups    // halts that ended without a kick
+	HaltTimeouts       = lockcore.HaltTimeouts       // halts ended by the pvlock.Policy.HaltTimeout watchdog
+	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served: its kick never came
+	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag
+	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
+	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up
 )
 
-// Stats returns the statistics of all PV ticket locks (pv true) or of all
-// native ones, summed over vCPUs.
-func Stats(pv bool) *pvlock.LockStats {
-	if pv {
-		return pvStats
-	}
-	return nativeStats
+var modeStats = [...]*lockcore.Stats{
+	ModePV:     lockcore.NewStats(lockcore.KindTicket, ModePV.String(), eventNames[:]),
+	ModeNative: lockcore.NewStats(lockcore.KindTicket, ModeNative.String(), eventNames[:]),
+}
+
+func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
+
+// Stats returns the statistics of all ticket locks of mode m, summed over
+// vCPUs (kind "ticket", mode m.String()). It panics on an unknown mode.
+// Halt durations go to the LockStats blocked-time histogram.
+func Stats(m Mode) *pvlock.LockStats {
+	return (*pvlock.LockStats)(lockcore.ModeStats("ticket", modeStats[:], m))
 }

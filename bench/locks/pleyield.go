@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -24,7 +25,7 @@ import (
 //
 // The zero value is an unlocked lock with the default window.
 type PLEYield struct {
-	_    noCopy
+	_    lockcore.NoCopy
 	tail atomic.Uint32 // next ticket to hand out
 	head atomic.Uint32 // ticket being served
 	// Window is the spin time before each yield; 0 means DefaultPLEWindow.
@@ -44,18 +45,18 @@ const (
 	pleYields
 )
 
-var pleStats = pvlock.NewLockStats("ple-yield", "native", []string{"acquired_fast", "acquired_slow", "yields"})
+var pleStats = lockcore.NewStats("ple-yield", "native", []string{"acquired_fast", "acquired_slow", "yields"})
 
 // PLEYieldStats returns the statistics of all PLEYield locks: acquisitions
 // with and without waiting, and yields (emulated pause-loop exits).
-func PLEYieldStats() *pvlock.LockStats { return pleStats }
+func PLEYieldStats() *pvlock.LockStats { return (*pvlock.LockStats)(pleStats) }
 
 // Lock takes a ticket and waits for it, yielding the CPU after every
 // window of polls.
 func (l *PLEYield) Lock() {
 	t := l.tail.Add(1) - 1
 	if l.head.Load() == t {
-		if pvlock.StatsEnabled() {
+		if lockcore.CountFast.Load() {
 			pleStats.IncHint(t, pleAcquiredFast)
 		}
 		return
@@ -64,14 +65,14 @@ func (l *PLEYield) Lock() {
 	for {
 		for i := window; i > 0; i-- {
 			if l.head.Load() == t {
-				if pvlock.StatsEnabled() {
+				if lockcore.CountFast.Load() {
 					pleStats.IncHint(t, pleAcquiredSlow)
 				}
 				return
 			}
 			relax.Pause(1)
 		}
-		if pvlock.StatsEnabled() {
+		if lockcore.CountFast.Load() {
 			pleStats.IncHint(t, pleYields)
 		}
 		relax.Yield() // the pause-loop exit
@@ -95,16 +96,11 @@ func (l *PLEYield) window() uint32 {
 	if d <= 0 {
 		d = DefaultPLEWindow
 	}
-	n := pvlock.SpinIterations(d)
+	n := lockcore.SpinIterations(d)
 	l.spins.Store(n)
 	return n
 }
 
-// noCopy makes go vet's copylocks check flag copies of the lab's locks.
-type noCopy struct{}
-
-func (*noCopy) Lock()   {}
-func (*noCopy) Unlock() {}
 
 func init() {
 	Register(Kind{Name: "ple-yield", FIFOSpin: true,

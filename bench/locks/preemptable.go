@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -33,7 +34,7 @@ import (
 //
 // The zero value is an unlocked lock with DefaultTimeoutUnit.
 type PreemptableTicket struct {
-	_    noCopy
+	_    lockcore.NoCopy
 	tail atomic.Uint32 // next ticket to hand out
 	head atomic.Uint32 // releases so far: the ticket whose turn it is
 	held atomic.Uint32 // 1 while the lock is held: the real mutual exclusion
@@ -54,13 +55,13 @@ const (
 	ptTimeouts               // the budget ran out: left the line early
 )
 
-var ptStats = pvlock.NewLockStats("preemptable-ticket", "native",
+var ptStats = lockcore.NewStats("preemptable-ticket", "native",
 	[]string{"acquired_fast", "acquired_ordered", "timeouts"})
 
 // PreemptableTicketStats returns the statistics of all PreemptableTicket
 // locks: acquisitions on arrival, after an ordered wait, and waits that
 // timed out into the unordered phase.
-func PreemptableTicketStats() *pvlock.LockStats { return ptStats }
+func PreemptableTicketStats() *pvlock.LockStats { return (*pvlock.LockStats)(ptStats) }
 
 // Lock acquires the lock.
 func (l *PreemptableTicket) Lock() {
@@ -77,7 +78,7 @@ func (l *PreemptableTicket) Lock() {
 		}
 		relax.Pause(1)
 	}
-	if pvlock.StatsEnabled() {
+	if lockcore.CountFast.Load() {
 		ptStats.IncHint(t, ev)
 	}
 }

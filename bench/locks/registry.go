@@ -139,14 +139,14 @@ const ShortSpin = 64
 func init() {
 	Register(Kind{Name: "native-ticket", Doc: "ticket lock, INC=1, pure spinning", FIFOSpin: true,
 		New:   func() sync.Locker { return ticket.New(ticket.Native()) },
-		Stats: StatsCounters(ticket.Stats(false))})
+		Stats: StatsCounters(ticket.Stats(ticket.ModeNative))})
 	Register(Kind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
 		New:           func() sync.Locker { return ticket.New() },
 		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) },
-		Stats:         StatsCounters(ticket.Stats(true))})
+		Stats:         StatsCounters(ticket.Stats(ticket.ModePV))})
 	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortSpin polls", TortureOnly: true,
 		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
-		Stats: StatsCounters(ticket.Stats(true))})
+		Stats: StatsCounters(ticket.Stats(ticket.ModePV))})
 	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
 		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
 		Stats: StatsCounters(qspin.Stats(qspin.ModeNative))})

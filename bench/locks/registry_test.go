@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -41,7 +42,7 @@ func TestRegistry(t *testing.T) {
 		func() { Register(Kind{Name: "pv-ticket", New: mutex}) },
 		func() { Register(Kind{New: mutex}) },
 		func() { Register(Kind{Name: "x"}) },
-		func() { StatsCounters(pvlock.NewLockStats("locks-test", "none", []string{"a"})) },
+		func() { StatsCounters((*pvlock.LockStats)(lockcore.NewStats("locks-test", "none", []string{"a"}))) },
 	} {
 		func() {
 			defer func() {

@@ -78,7 +78,7 @@ func (l *droppyLock) Lock() {
 			l.waiters.Withdraw(w)
 			return
 		}
-		res := w.Halt(pvlock.HaltTimeout())
+		res := w.Halt(pvlock.CurrentPolicy().HaltTimeout)
 		l.waiters.Withdraw(w)
 		if res == kick.TimedOut {
 			l.timeouts.Add(1)

@@ -57,7 +57,7 @@ type Config struct {
 	// Shuffle, if positive, re-pins the vCPU threads to other CPUs every
 	// Shuffle.
 	Shuffle time.Duration
-	// Watchdog bounds a single halt during the run (pvlock.SetHaltTimeout;
+	// Watchdog bounds a single halt during the run (pvlock.Policy.HaltTimeout;
 	// the previous bound is restored afterwards). A halt that times out
 	// counts as a halt timeout, and as a lost wake-up if the waiter's turn
 	// had come. Default: the larger of DefaultWatchdog and 4·LongHold.

@@ -44,7 +44,7 @@
 //	                  loses updates that the end of the run counts; a plain
 //	                  counter lets the race detector watch too.
 //	lost wake-up      during the run the halt watchdog
-//	                  (pvlock.SetHaltTimeout) is Config.Watchdog, and the
+//	                  (pvlock.Policy.HaltTimeout) is Config.Watchdog, and the
 //	                  lock's own statistics count a halt that outlives it
 //	                  (halt_timeouts) and, if the waiter's turn had come
 //	                  meanwhile, a lost wake-up (lost_wakeups). Both must

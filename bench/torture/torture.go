@@ -151,9 +151,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	runMu.Lock()
 	defer runMu.Unlock()
-	oldWatchdog := pvlock.HaltTimeout()
-	pvlock.SetHaltTimeout(cfg.Watchdog)
-	defer pvlock.SetHaltTimeout(oldWatchdog)
+	defer setWatchdog(setWatchdog(cfg.Watchdog))
 
 	t := &torture{cfg: cfg, lk: cfg.Lock.New(), n: len(vm.VCPUs()), cpus: vm.CPUs()}
 	t.vcpus = make([]vcpuState, t.n)
@@ -615,4 +613,14 @@ func (t *torture) report(res *Result) {
 		return
 	}
 	fmt.Fprintf(t.cfg.Out, "End of test: FAILURE: %s: %s\n", res.Lock, strings.Join(res.Failures, "; "))
+}
+
+// setWatchdog sets the halt watchdog (pvlock.Policy.HaltTimeout) to d and
+// returns the one it replaces.
+func setWatchdog(d time.Duration) time.Duration {
+	p := pvlock.CurrentPolicy()
+	old := p.HaltTimeout
+	p.HaltTimeout = d
+	pvlock.SetPolicy(p)
+	return old
 }

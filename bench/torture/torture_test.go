@@ -120,7 +120,7 @@ func TestDetectsMutualExclusionViolation(t *testing.T) {
 }
 
 func TestDetectsLostWakeup(t *testing.T) {
-	before := pvlock.HaltTimeout()
+	before := pvlock.CurrentPolicy().HaltTimeout
 	var out labtest.Buffer
 	lk := newDroppyLock()
 	res, err := Run(context.Background(), Config{
@@ -139,7 +139,7 @@ func TestDetectsLostWakeup(t *testing.T) {
 	if !strings.Contains(out.String(), "End of test: FAILURE: droppy") {
 		t.Fatalf("no FAILURE line:\n%s", out.String())
 	}
-	if got := pvlock.HaltTimeout(); got != before {
+	if got := pvlock.CurrentPolicy().HaltTimeout; got != before {
 		t.Fatalf("halt timeout %v after the run, %v before", got, before)
 	}
 }

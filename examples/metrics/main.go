@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	defer done()
 	shutErr := srv.Shutdown(shutdownCtx)
 	wg.Wait()
-	tk, qs := ticket.Stats(true).Snapshot(), qspin.Stats(qspin.ModePV).Snapshot()
+	tk, qs := ticket.Stats(ticket.ModePV).Snapshot(), qspin.Stats(qspin.ModePV).Snapshot()
 	fmt.Fprintf(out, "stopped after %d acquisitions; ticket: %d halts, %d kicks; qspin: %d halts, %d kicks\n",
 		acquisitions.Load(), tk.Get(ticket.Halts), tk.Get(ticket.ReleasedSlowKicked), qs.Get(qspin.Halts), qs.Get(qspin.PVKickUnlock))
 	if shutErr != nil {

@@ -1,12 +1,16 @@
-// Package locktest holds the stress harness the lock packages share in
-// their tests: vCPUs pinned onto the host's CPUs, overcommitted, hammering
-// one lock while checking mutual exclusion inside the critical section.
+// Package locktest holds what the tests of the lock packages, pvlock and
+// its collector share that needs the runtime: the stress harness (vCPUs
+// pinned onto the host's CPUs, overcommitted, hammering one lock while
+// checking mutual exclusion inside the critical section), VMs that fail
+// the test instead of returning an error, and scoped policy changes. The
+// helpers that need no runtime are in internal/testkit.
 package locktest
 
 import (
 	"context"
 	"fmt"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/pvlock/pvlock/pvlock"
@@ -30,15 +34,16 @@ type Config struct {
 	// LongHoldEvery makes every n-th acquisition of a vCPU hold the lock
 	// for LongHold (0: never).
 	LongHoldEvery int
-	LongHold      time.Duration
+	// LongHold is how long a long hold lasts.
+	LongHold time.Duration
 }
 
 // Result reports a stress run.
 type Result struct {
-	VCPUs        int
-	Acquisitions int   // sum of per-vCPU acquisitions
-	PerVCPU      []int // acquisitions of each vCPU
-	Elapsed      time.Duration
+	VCPUs        int           // vCPUs of the run
+	Acquisitions int           // sum of per-vCPU acquisitions
+	PerVCPU      []int         // acquisitions of each vCPU
+	Elapsed      time.Duration // wall time of the run
 }
 
 // Stress runs cfg against lk and returns an error if mutual exclusion broke:
@@ -108,4 +113,48 @@ func Stress(lk sync.Locker, cfg Config) (Result, error) {
 	}
 	_ = sink
 	return res, nil
+}
+
+// SetPolicy applies change to the pvlock policy and returns the function
+// that puts back the policy it found: defer SetPolicy(...)() scopes a
+// policy change to a test.
+func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
+	old := pvlock.CurrentPolicy()
+	p := old
+	change(&p)
+	pvlock.SetPolicy(p)
+	return func() { pvlock.SetPolicy(old) }
+}
+
+// NewVM returns the VM of cfg, failing tb if cfg is refused.
+func NewVM(tb testing.TB, cfg pvlock.Config) *pvlock.VM {
+	tb.Helper()
+	vm, err := pvlock.NewVM(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return vm
+}
+
+// Overcommitted returns a VM of factor vCPUs per host CPU (pvlock.Overcommit
+// on every CPU), failing tb if there is none.
+func Overcommitted(tb testing.TB, factor float64) *pvlock.VM {
+	tb.Helper()
+	cfg, err := pvlock.Overcommit(factor, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return NewVM(tb, cfg)
+}
+
+// LongHaltTimeout raises the halt watchdog (pvlock.Policy.HaltTimeout) to
+// ten seconds for a stress run and returns the function that restores it.
+// The default second can pass without any lost wake-up when the host is
+// loaded by other processes, or while the Go runtime stops the world for a
+// collection (hundreds of milliseconds with 256 vCPU threads under -race),
+// or while an unlocker that has released but not yet kicked is preempted.
+// A lost wake-up still shows: the waiter sleeps until this timeout, and
+// the run counts a halt timeout.
+func LongHaltTimeout() (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.HaltTimeout = 10 * time.Second })
 }

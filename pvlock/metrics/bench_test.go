@@ -10,28 +10,16 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 )
-
-// oneX returns a VM of one vCPU per host CPU.
-func oneX(b *testing.B) *pvlock.VM {
-	cfg, err := pvlock.Overcommit(1, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return vm
-}
 
 // BenchmarkStatsOverhead measures a 1x lockloop (one vCPU per host CPU on a
 // PV ticket lock with the default spin threshold, a short critical section
 // and some private work) with statistics on and off side by side in one
 // run: the vCPUs loop without pause while the benchmark switches
-// pvlock.SetStats every couple of milliseconds, in the order on, off, off,
+// pvlock.Policy.Stats every couple of milliseconds, in the order on, off, off,
 // on, on, off, ... so that machine noise and drift hit both settings alike,
 // and counts the acquisitions made in each phase. b.N is the number of
 // acquisitions over both settings. It reports the time per acquisition of
@@ -51,8 +39,8 @@ func BenchmarkStatsOverhead(b *testing.B) {
 
 func statsOverhead(b *testing.B, cs, local int) {
 	const phase = 2 * time.Millisecond
-	vm := oneX(b)
-	defer pvlock.SetStats(true)
+	vm := locktest.Overcommitted(b, 1)
+	defer locktest.SetPolicy(func(*pvlock.Policy) {})()
 	lock := ticket.New()
 	counts := make([]struct {
 		n atomic.Int64
@@ -93,7 +81,7 @@ func statsOverhead(b *testing.B, cs, local int) {
 	)
 	for k := 0; k < 8 || ops[0]+ops[1] < int64(b.N); k++ {
 		on := (k+1)/2%2 == 0
-		pvlock.SetStats(on)
+		locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = on })
 		c0, t0 := total(), time.Now()
 		time.Sleep(phase)
 		n, d := total()-c0, time.Since(t0)
@@ -132,7 +120,7 @@ func statsOverhead(b *testing.B, cs, local int) {
 // vCPUs of a stopped VM with one vCPU per host CPU (a running vCPU adds a
 // read of its schedstat file).
 func BenchmarkCollect(b *testing.B) {
-	vm := oneX(b)
+	vm := locktest.Overcommitted(b, 1)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		b.Fatal(err)

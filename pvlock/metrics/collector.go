@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -37,40 +38,40 @@ func newLockMetric(name, help string, sources ...[]string) lockMetric {
 var lockMetrics = []lockMetric{
 	newLockMetric("halts_total",
 		"Waiters that halted (went to sleep until kicked) instead of spinning on.",
-		[]string{"halts"}),
+		[]string{lockcore.Halts}),
 	newLockMetric("kicks_total",
 		"Kicks sent by unlockers to halted waiters.",
-		[]string{"released_slow_kicked"}, []string{"pv_kick_unlock"}),
+		[]string{lockcore.ReleasedSlowKicked}, []string{lockcore.PVKickUnlock}),
 	newLockMetric("spurious_wakeups_total",
 		"Halts that ended without a kick.",
-		[]string{"spurious_wakeups"}, []string{"pv_spurious_wakeup"}),
+		[]string{lockcore.SpuriousWakeups}, []string{lockcore.PVSpuriousWakeup}),
 	newLockMetric("halt_timeouts_total",
-		"Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).",
-		[]string{"halt_timeouts"}),
+		"Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).",
+		[]string{lockcore.HaltTimeouts}),
 	newLockMetric("lost_wakeups_total",
 		"Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.",
-		[]string{"lost_wakeups"}),
+		[]string{lockcore.LostWakeups}),
 	newLockMetric("slowpath_entries_total",
 		"Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).",
-		[]string{"taken_slow"}, []string{"lock_slowpath"}),
+		[]string{lockcore.TakenSlow}, []string{lockcore.LockSlowpath}),
 	newLockMetric("slowpath_pickups_total",
 		"Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup).",
-		[]string{"taken_slow_pickup"}),
+		[]string{lockcore.TakenSlowPickup}),
 	newLockMetric("slow_releases_total",
 		"Unlocks that found the slow-path flag set (released_slow).",
-		[]string{"released_slow"}),
+		[]string{lockcore.ReleasedSlow}),
 	newLockMetric("slow_releases_kicked_total",
 		"Slow unlocks that kicked a halted waiter (released_slow_kicked).",
-		[]string{"released_slow_kicked"}),
+		[]string{lockcore.ReleasedSlowKicked}),
 	newLockMetric("early_halts_total",
 		"Ticket waiters that halted before their spin threshold because the ticket being served belonged to a waiter still waking up (halt_early; qspin's analogue is pv_wait_early).",
-		[]string{"halt_early"}),
+		[]string{lockcore.HaltEarly}),
 	newLockMetric("acquisitions_total",
-		"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.",
-		[]string{"acquisitions"}),
+		"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.",
+		[]string{lockcore.Acquisitions}),
 	newLockMetric("contended_acquisitions_total",
 		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",
-		[]string{"acquired_slow"}),
+		[]string{lockcore.AcquiredSlow}),
 }
 
 var (
@@ -224,7 +225,7 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 	}
 	slices.Sort(rest)
 	desc := lockEventsDesc
-	if snap.Kind == "qspin" {
+	if snap.Kind == lockcore.KindQspin {
 		desc = qspinEventsDesc
 	}
 	for _, ev := range rest {
@@ -285,7 +286,7 @@ func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollSuccessNanos)/1e9, append(labels, "success")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollFailNanos)/1e9, append(labels, "fail")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollWindowDesc, prometheus.GaugeValue, float64(w.PollWindowNanos)/1e9, labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(v.SiblingSpin()), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(lockcore.Of(v.Waiter()).SiblingSpin()), labels...)
 	}
 }
 

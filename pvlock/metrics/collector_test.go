@@ -1,12 +1,15 @@
 package metrics
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
 	"go.uber.org/goleak"
@@ -28,9 +31,9 @@ var (
 	}
 	tasEvents = []string{"acquisitions", "spins_wasted"}
 
-	ticketTest = pvlock.NewLockStats("ticket", "metricstest", ticketEvents)
-	qspinTest  = pvlock.NewLockStats("qspin", "metricstest", qspinEvents)
-	tasTest    = pvlock.NewLockStats("tas", "metricstest", tasEvents)
+	ticketTest = (*pvlock.LockStats)(lockcore.NewStats("ticket", "metricstest", ticketEvents))
+	qspinTest  = (*pvlock.LockStats)(lockcore.NewStats("qspin", "metricstest", qspinEvents))
+	tasTest    = (*pvlock.LockStats)(lockcore.NewStats("tas", "metricstest", tasEvents))
 )
 
 // set makes the events of s equal to counts, spreading each count over a
@@ -38,10 +41,10 @@ var (
 func set(s *pvlock.LockStats, counts map[string]uint64) {
 	s.Reset()
 	slots := []int{0, 1, pvlock.MaxVCPUs - 1, -1}
-	for i, ev := range s.Events() {
+	for i, ev := range (*lockcore.Stats)(s).Events() {
 		n := counts[ev]
 		for j := uint64(0); j < n; j++ {
-			s.Inc(slots[(i+int(j))%len(slots)], i)
+			(*lockcore.Stats)(s).Inc(slots[(i+int(j))%len(slots)], i)
 		}
 	}
 }
@@ -60,16 +63,16 @@ func TestTicketMetrics(t *testing.T) {
 	// 5 ns folds into the first bucket; 1 ms (2^20 ns) is the lower edge of
 	// [2^20, 2^21); 2 s is beyond the last bound and only counts in +Inf.
 	for i, ns := range []uint64{5, 1500, 3000, 1 << 20, 2e9} {
-		ticketTest.ObserveBlocked(i-1, ns)
+		(*lockcore.Stats)(ticketTest).ObserveBlocked(i-1, ns)
 	}
 	const want = `
-# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.
+# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
 # TYPE pvlock_acquisitions_total counter
 pvlock_acquisitions_total{lock="ticket",mode="metricstest"} 10
 # HELP pvlock_contended_acquisitions_total Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).
 # TYPE pvlock_contended_acquisitions_total counter
 pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest"} 3
-# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
+# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
 pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2
 # HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
@@ -139,43 +142,25 @@ func TestQspinAndOtherKinds(t *testing.T) {
 	set(qspinTest, counts)
 	set(tasTest, map[string]uint64{"acquisitions": 9, "spins_wasted": 11})
 	c := NewCollector(only(qspinTest, tasTest))
-	const want = `
-# HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.StatsEnabled, so the count trails each lock by less than one batch; rates over busy locks are exact.
-# TYPE pvlock_acquisitions_total counter
-pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15
-pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9
-# HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.HaltTimeout).
-# TYPE pvlock_halt_timeouts_total counter
-pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13
-# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
-# TYPE pvlock_halts_total counter
-pvlock_halts_total{lock="qspin",mode="metricstest"} 12
-# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters.
-# TYPE pvlock_kicks_total counter
-pvlock_kicks_total{lock="qspin",mode="metricstest"} 5
-# HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.
-# TYPE pvlock_lost_wakeups_total counter
-pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14
-# HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).
-# TYPE pvlock_slowpath_entries_total counter
-pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11
-# HELP pvlock_spurious_wakeups_total Halts that ended without a kick.
-# TYPE pvlock_spurious_wakeups_total counter
-pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7
-# HELP pvlock_qspin_events_total Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.
-# TYPE pvlock_qspin_events_total counter
-pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10
-pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8
-pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6
-pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9
-pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3
-pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4
-pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2
-pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1
-# HELP pvlock_lock_events_total Events of locks other than qspin that no other pvlock metric exports.
-# TYPE pvlock_lock_events_total counter
-pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11
-`
+	want := exposition(
+		`pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15`,
+		`pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9`,
+		`pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13`,
+		`pvlock_halts_total{lock="qspin",mode="metricstest"} 12`,
+		`pvlock_kicks_total{lock="qspin",mode="metricstest"} 5`,
+		`pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14`,
+		`pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11`,
+		`pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7`,
+		`pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10`,
+		`pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8`,
+		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6`,
+		`pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9`,
+		`pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3`,
+		`pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4`,
+		`pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2`,
+		`pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1`,
+		`pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11`,
+	)
 	var names []string
 	for _, m := range lockMetrics {
 		names = append(names, metricName(m.desc))
@@ -191,18 +176,42 @@ pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11
 }
 
 // metricName extracts the fully-qualified name from a Desc.
-func metricName(d *prometheus.Desc) string {
-	s := d.String()
-	_, s, _ = strings.Cut(s, `fqName: "`)
-	name, _, _ := strings.Cut(s, `"`)
-	return name
+func metricName(d *prometheus.Desc) string { return descField(d, "fqName") }
+
+// descField extracts a quoted field (fqName, help) from a Desc.
+func descField(d *prometheus.Desc, field string) string {
+	_, s, _ := strings.Cut(d.String(), field+`: "`)
+	v, _, _ := strings.Cut(s, `"`)
+	return v
+}
+
+// exposition returns the text exposition of counter samples, given in
+// order of metric, with each metric's HELP from its Desc (TestTicketMetrics
+// checks the HELP texts themselves).
+func exposition(samples ...string) string {
+	descs := []*prometheus.Desc{qspinEventsDesc, lockEventsDesc}
+	for _, m := range lockMetrics {
+		descs = append(descs, m.desc)
+	}
+	var b strings.Builder
+	last := ""
+	for _, sample := range samples {
+		name, _, _ := strings.Cut(sample, "{")
+		if name != last {
+			i := slices.IndexFunc(descs, func(d *prometheus.Desc) bool { return metricName(d) == name })
+			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, descField(descs[i], "help"), name)
+			last = name
+		}
+		b.WriteString(sample + "\n")
+	}
+	return b.String()
 }
 
 // TestRealLocksFullyMapped checks that every event of the ticket lock has a
 // named metric, so none falls through to pvlock_lock_events_total, and that
 // every registered lock kind gets its histogram.
 func TestRealLocksFullyMapped(t *testing.T) {
-	c := NewCollector(only(ticket.Stats(true), ticket.Stats(false)))
+	c := NewCollector(only(ticket.Stats(ticket.ModePV), ticket.Stats(ticket.ModeNative)))
 	if n := testutil.CollectAndCount(c, "pvlock_lock_events_total"); n != 0 {
 		t.Fatalf("%d ticket events have no named metric", n)
 	}
@@ -218,10 +227,7 @@ func TestRealLocksFullyMapped(t *testing.T) {
 func TestLint(t *testing.T) {
 	set(ticketTest, map[string]uint64{"halts": 1})
 	set(qspinTest, map[string]uint64{"pv_wait_node": 1})
-	vm, err := pvlock.NewVM(pvlock.Config{VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
@@ -248,18 +254,9 @@ func TestAddRemoveVM(t *testing.T) {
 	if err := c.AddVM(nil); err == nil {
 		t.Fatal("AddVM(nil) accepted")
 	}
-	a, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a2, err := pvlock.NewVM(pvlock.Config{Name: "a", VCPUs: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := pvlock.NewVM(pvlock.Config{Name: "b", VCPUs: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := locktest.NewVM(t, pvlock.Config{Name: "a", VCPUs: 3})
+	a2 := locktest.NewVM(t, pvlock.Config{Name: "a", VCPUs: 1})
+	b := locktest.NewVM(t, pvlock.Config{Name: "b", VCPUs: 2})
 	for _, vm := range []*pvlock.VM{a, b} {
 		if err := c.AddVM(vm); err != nil {
 			t.Fatal(err)

@@ -86,7 +86,7 @@
 // # Cost
 //
 // Counting costs the locks one uncontended atomic add per event.
-// pvlock.SetStats(false) stops the per-acquisition counts; the slow-path
+// Turning pvlock.Policy.Stats off stops the per-acquisition counts; the slow-path
 // counts are always kept. A scrape sums each LockStats over all vCPU slots
 // (a few microseconds) and reads /proc/self/task/<tid>/schedstat once per
 // running vCPU for its steal time.

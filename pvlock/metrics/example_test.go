@@ -6,18 +6,21 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/pvlock/metrics"
+	"github.com/pvlock/pvlock/ticket"
 )
 
-// A Collector turns the events a lock counts into Prometheus metrics at
+// A Collector turns the events the locks count into Prometheus metrics at
 // scrape time. Real programs export every lock (Options{}) and serve the
-// registry with promhttp; this one exports a single made-up lock kind and
-// prints what a scrape would see.
+// registry with promhttp; this one exports the native ticket lock's
+// statistics and prints the counters a scrape sees move.
 func ExampleCollector() {
-	stats := pvlock.NewLockStats("example", "pv", []string{"halts", "pv_kick_unlock", "pv_hash_hops"})
-	stats.Inc(0, 0) // vCPU 0 halted
-	stats.Inc(1, 0) // vCPU 1 halted
-	stats.Inc(-1, 1)
-	stats.Add(-1, 2, 3)
+	stats := ticket.Stats(ticket.ModeNative)
+	stats.Reset()
+	l := ticket.New(ticket.Native())
+	for range 2048 { // a native ticket lock counts its acquisitions 2048 at a time
+		l.Lock()
+		l.Unlock()
+	}
 
 	c := metrics.NewCollector(metrics.Options{
 		Stats: func() []*pvlock.LockStats { return []*pvlock.LockStats{stats} },
@@ -30,7 +33,7 @@ func ExampleCollector() {
 	}
 	for _, mf := range mfs {
 		for _, m := range mf.GetMetric() {
-			if m.GetCounter() == nil {
+			if m.GetCounter().GetValue() == 0 {
 				continue
 			}
 			fmt.Print(mf.GetName())
@@ -41,7 +44,5 @@ func ExampleCollector() {
 		}
 	}
 	// Output:
-	// pvlock_halts_total lock=example mode=pv: 2
-	// pvlock_kicks_total lock=example mode=pv: 1
-	// pvlock_lock_events_total event=pv_hash_hops lock=example mode=pv: 3
+	// pvlock_acquisitions_total lock=ticket mode=native: 2048
 }

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/promtest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/ticket"
@@ -176,26 +177,13 @@ func newServer(t *testing.T, c *Collector) *httptest.Server {
 	return srv
 }
 
-// overcommitted returns a VM of 2 vCPUs per host CPU.
-func overcommitted(t *testing.T) *pvlock.VM {
-	cfg, err := pvlock.Overcommit(2, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vm, err := pvlock.NewVM(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vm
-}
-
 // TestScrapeMatchesRuntime runs an overcommitted PV ticket lockloop with a
 // short spin threshold, scraping all along, and then checks the scraped
 // counters against the lock's own snapshot, the vCPUs' waiters and the
 // workload's count of acquisitions.
 func TestScrapeMatchesRuntime(t *testing.T) {
-	pvlock.SetStats(true)
-	vm := overcommitted(t)
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	vm := locktest.Overcommitted(t, 2)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
@@ -247,7 +235,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		t.Fatal(scrapErr)
 	}
 	after := mustScrape(t, client, srv.URL)
-	snap := ticket.Stats(true).Snapshot()
+	snap := ticket.Stats(ticket.ModePV).Snapshot()
 	t.Logf("%d acquisitions, %d scrapes while running, %v halts, %v kicks", ops, scrapes,
 		snap.Get(ticket.Halts), snap.Get(ticket.ReleasedSlowKicked))
 
@@ -314,7 +302,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 // workload runs to `promtool check metrics`, which must report nothing.
 func TestPromtoolCheckMetrics(t *testing.T) {
 	promtool := promtest.Tool(t, "promtool")
-	vm := overcommitted(t)
+	vm := locktest.Overcommitted(t, 2)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {
 		t.Fatal(err)
@@ -332,7 +320,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		// Scrape once the running workload has halted, then stop it.
 		defer wg.Done()
 		defer cancel()
-		halts := func() uint64 { return ticket.Stats(true).Snapshot().Get(ticket.Halts) }
+		halts := func() uint64 { return ticket.Stats(ticket.ModePV).Snapshot().Get(ticket.Halts) }
 		for base := halts(); halts() == base && ctx.Err() == nil; {
 			time.Sleep(5 * time.Millisecond)
 		}

@@ -284,7 +284,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
 		return err
 	}
-	maxPoll, _ := pvlock.HaltPoll()
+	maxPoll := pvlock.CurrentPolicy().HaltPoll
 	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",
 		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, *runs, *duration,
 		maxPoll, spec.Cell.Pinning, runtime.Version())

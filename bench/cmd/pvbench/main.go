@@ -68,7 +68,7 @@ type options struct {
 	outDir        string
 	fromPath      string
 	haltPoll      string // "adaptive", or a fixed window ("0": off)
-	yield         bool   // directed yield (pvlock.SetDirectedYield)
+	yield         bool   // directed yield (pvlock.Policy.DirectedYield)
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -245,9 +245,7 @@ func (e *interruptedError) Error() string {
 // ends it returns the rows of the finished cells and an
 // *interruptedError naming the cell it stopped.
 func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
-	maxPoll, adaptive := pvlock.HaltPoll()
-	defer pvlock.SetHaltPoll(maxPoll, adaptive)
-	defer pvlock.SetDirectedYield(pvlock.DirectedYield())
+	defer pvlock.SetPolicy(pvlock.CurrentPolicy())
 	applyPolicy(o)
 	cpus := o.cpus
 	if cpus == nil {
@@ -440,6 +438,8 @@ func parseHaltPoll(v string) (window time.Duration, adaptive bool, err error) {
 // applyPolicy sets the waiting policy the main job measures with.
 func applyPolicy(o options) {
 	window, adaptive, _ := parseHaltPoll(o.haltPoll)
-	pvlock.SetHaltPoll(window, adaptive)
-	pvlock.SetDirectedYield(o.yield)
+	p := pvlock.CurrentPolicy()
+	p.HaltPoll, p.HaltPollAdaptive = window, adaptive
+	p.DirectedYield = o.yield
+	pvlock.SetPolicy(p)
 }

@@ -1,8 +1,7 @@
-package pvlock
+package lockcore
 
 import (
 	"runtime"
-	"sync/atomic"
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
@@ -47,7 +46,7 @@ const (
 // decision to stop spinning and halt (see the policy above). Goroutines
 // that are not vCPUs spin at most ShortSpin, unless the threshold is fixed.
 type Spinner struct {
-	v         *VCPU
+	v         *VCPU // the spinner's vCPU, nil for goroutines that are not vCPUs
 	d         *kick.Domain
 	n         uint32 // spins so far
 	limit     uint32 // the lock's spin threshold
@@ -62,7 +61,7 @@ func NewSpinner(threshold uint32, fixed bool) Spinner {
 	s := Spinner{limit: threshold}
 	if w := kick.Current(); w != nil {
 		if v, ok := w.Owner.(*VCPU); ok {
-			s.v = v // for Poll, fixed or not
+			s.v = v // for poll, fixed or not
 			if !fixed {
 				s.d = w.Domain()
 				s.sibling = v.sibSpin.Load()
@@ -93,7 +92,7 @@ const ShortSpin = 64
 func (s *Spinner) Spin() bool {
 	s.n++
 	if s.n%SpinPollEvery == 0 && s.v != nil {
-		s.v.Poll() // acknowledge cross-vCPU calls while we spin
+		s.v.poll() // acknowledge cross-vCPU calls while we spin
 	}
 	if s.n >= s.limit {
 		return false
@@ -126,14 +125,6 @@ func (s *Spinner) Aware() bool { return s.d != nil }
 // Spins returns the number of spins so far.
 func (s *Spinner) Spins() uint32 { return s.n }
 
-// SiblingSpin returns the vCPU's current sibling window: how many spins its
-// PV waiters spend while another vCPU waits for its CPU.
-func (v *VCPU) SiblingSpin() uint32 { return v.sibSpin.Load() }
-
-var directedYield atomic.Bool
-
-func init() { directedYield.Store(true) }
-
 // YieldTo gives the CPU to a waiter that was just kicked out of its sleep
 // (see the policy above): if w is homed on the calling vCPU's CPU and
 // another vCPU there is runnable, the caller yields. A parked goroutine's
@@ -141,7 +132,7 @@ func init() { directedYield.Store(true) }
 // caller yields its P (runtime.Gosched), as sync.Mutex's hand-off does.
 // Lock slow paths call it after the release.
 func YieldTo(w *kick.Waiter) {
-	if !directedYield.Load() {
+	if !DirectedYield.Load() {
 		return
 	}
 	self := kick.Current()
@@ -161,11 +152,3 @@ func YieldTo(w *kick.Waiter) {
 		relax.Yield()
 	}
 }
-
-// SetDirectedYield turns the directed yield of the waiting policy on or
-// off (on by default): off, a vCPU that kicks a sleeping waiter homed on
-// its own CPU goes on running, and the waiter waits for the scheduler.
-func SetDirectedYield(on bool) { directedYield.Store(on) }
-
-// DirectedYield reports whether the directed yield is on.
-func DirectedYield() bool { return directedYield.Load() }

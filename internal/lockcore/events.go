@@ -1,0 +1,72 @@
+package lockcore
+
+import "fmt"
+
+// Lock kinds and modes: the labels of a Stats (pvlock.LockStats.Kind and
+// Mode, the lock and mode labels of the Prometheus metrics).
+const (
+	KindTicket = "ticket"
+	KindQspin  = "qspin"
+	KindTAS    = "tas"
+
+	ModePV        = "pv"
+	ModePVNoSteal = "pv-nosteal"
+	ModeNative    = "native"
+	ModeTAS       = "tas"
+)
+
+// Event names, each defined once here. The lock packages index them with
+// keyed tables (ticket and qspin stats.go) and document what each counts
+// for their lock; the Prometheus collector maps them to metrics.
+const (
+	// Both locks.
+	Acquisitions = "acquisitions"
+	Halts        = "halts"
+	HaltTimeouts = "halt_timeouts"
+	LostWakeups  = "lost_wakeups"
+
+	// The ticket lock: the kernel's PV ticketlock debugfs counters.
+	AcquiredSlow       = "acquired_slow"
+	TakenSlow          = "taken_slow"
+	TakenSlowPickup    = "taken_slow_pickup"
+	SpuriousWakeups    = "spurious_wakeups"
+	ReleasedSlow       = "released_slow"
+	ReleasedSlowKicked = "released_slow_kicked"
+	HaltEarly          = "halt_early"
+
+	// The queued lock: the kernel's lock events
+	// (kernel/locking/lock_events_list.h).
+	LockPending      = "lock_pending"
+	LockSlowpath     = "lock_slowpath"
+	LockNoNode       = "lock_no_node"
+	PVLockStealing   = "pv_lock_stealing"
+	PVWaitNode       = "pv_wait_node"
+	PVWaitEarly      = "pv_wait_early"
+	PVWaitHead       = "pv_wait_head"
+	PVWaitAgain      = "pv_wait_again"
+	PVSpuriousWakeup = "pv_spurious_wakeup"
+	PVKickUnlock     = "pv_kick_unlock"
+	PVKickWake       = "pv_kick_wake"
+	PVLatencyKick    = "pv_latency_kick"
+	PVLatencyWake    = "pv_latency_wake"
+	PVHashHops       = "pv_hash_hops"
+)
+
+// Label returns labels[v], the name of the value v of an enumeration, or
+// "typ(v)" for a value without one: the String method of a lock mode, a
+// pinning policy, a vCPU state.
+func Label[E ~int | ~uint8 | ~uint32](labels []string, v E, typ string) string {
+	if uint64(v) < uint64(len(labels)) {
+		return labels[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
+// ModeStats returns stats[m], the statistics of a lock package's mode m,
+// and panics on a mode it does not have: the package's Stats function.
+func ModeStats[M ~uint8 | ~uint32](pkg string, stats []*Stats, m M) *Stats {
+	if int(m) >= len(stats) {
+		panic(fmt.Sprintf("%s: Stats of unknown mode %v", pkg, m))
+	}
+	return stats[m]
+}

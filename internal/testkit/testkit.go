@@ -1,0 +1,96 @@
+// Package testkit holds the small helpers the tests of the lock, kick and
+// runtime packages share: polling for a condition, running goroutines,
+// the mutual-exclusion oracle and the hung-test watchdog. It imports none
+// of pvlock's packages, so that every one of them, kick included, may use
+// it in its own tests; the stress harness that needs the runtime is
+// internal/locktest.
+package testkit
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/internal/relax"
+)
+
+// WaitFor polls cond until it holds, and fails tb, naming what it waited
+// for, if 30 seconds pass first.
+func WaitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// Goroutines runs body(g) on n goroutines, g from 0 to n-1, and returns
+// when all have returned.
+func Goroutines(n int, body func(g int)) {
+	var wg sync.WaitGroup
+	for g := range n {
+		wg.Go(func() { body(g) })
+	}
+	wg.Wait()
+}
+
+// Oracle checks mutual exclusion inside critical sections, as
+// locktorture's lock_is_write_held: a flag that must be clear on entry,
+// plus a plain counter that the race detector watches.
+type Oracle struct {
+	held       atomic.Bool
+	violations atomic.Int64
+	// Counter counts the critical sections; plain on purpose: only
+	// touched under the lock.
+	Counter int64
+}
+
+// Enter and Exit bracket a critical section; Enter reports a violation,
+// and returns false, if another goroutine is inside.
+func (o *Oracle) Enter() bool {
+	if !o.held.CompareAndSwap(false, true) {
+		o.violations.Add(1)
+		return false
+	}
+	return true
+}
+
+// Exit ends a critical section that Enter began.
+func (o *Oracle) Exit() { o.held.Store(false) }
+
+// Violations returns how many critical sections overlapped another.
+func (o *Oracle) Violations() int64 { return o.violations.Load() }
+
+// CriticalSection runs the i'th critical section: a few polls, every 32nd
+// time a longer one, so that holders get preempted inside it under
+// overcommit.
+func (o *Oracle) CriticalSection(i int) {
+	if !o.Enter() {
+		return
+	}
+	o.Counter++
+	n := uint32(4)
+	if i%32 == 0 {
+		n = 200
+	}
+	for k := uint32(0); k < n; k++ {
+		relax.Pause(1)
+	}
+	o.Exit()
+}
+
+// Watchdog makes a hung test fail fast, with every goroutine's stack and
+// the state dump describes, instead of waiting for the go test timeout.
+// Stop the timer it returns when the test is done.
+func Watchdog(limit time.Duration, what string, dump func() string) *time.Timer {
+	return time.AfterFunc(limit, func() {
+		debug.SetTraceback("all")
+		panic(fmt.Sprintf("test %s: no progress after %v (lost wake-up or deadlock)\n%s", what, limit, dump()))
+	})
+}

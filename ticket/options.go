@@ -1,0 +1,31 @@
+package ticket
+
+import (
+	"time"
+
+	"github.com/pvlock/pvlock/internal/lockcore"
+)
+
+// Option configures a Lock made by New.
+type Option func(*Lock)
+
+// Native selects the native variant: tickets step by 1 and waiters only
+// spin, never halt.
+func Native() Option { return func(l *Lock) { l.mode = ModeNative } }
+
+// SpinThreshold sets how many times a PV waiter polls the lock before it
+// halts (default pvlock.DefaultSpinThreshold). 0 restores the default.
+func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold(n) } }
+
+// SpinDuration sets the PV spin threshold as a time, converted to polls
+// with this machine's measured cost of one poll.
+func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
+
+// New returns an unlocked Lock configured by opts (PV by default).
+func New(opts ...Option) *Lock { return lockcore.New(opts) }
+
+// Mode reports the lock's variant.
+func (l *Lock) Mode() Mode { return l.mode }
+
+// PV reports whether l is the PV variant.
+func (l *Lock) PV() bool { return l.mode == ModePV }
