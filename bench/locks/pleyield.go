@@ -101,7 +101,6 @@ func (l *PLEYield) window() uint32 {
 	return n
 }
 
-
 func init() {
 	Register(Kind{Name: "ple-yield", FIFOSpin: true,
 		Doc: "native ticket lock + emulated pause-loop exit: sched_yield after a 2µs spin window",
