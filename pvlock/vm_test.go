@@ -109,12 +109,16 @@ func TestRunCancelAndErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	// The workload cancels the run itself once it has spun a while, so a
+	// loaded host that starts the threads late cannot end it beforehand.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var spins atomic.Int64
 	if err := vm.Run(ctx, func(ctx context.Context, v *VCPU) error {
 		for ctx.Err() == nil {
-			spins.Add(1)
+			if spins.Add(1) == 100_000 {
+				cancel()
+			}
 		}
 		return nil
 	}); err != nil {
@@ -156,10 +160,15 @@ func TestRunAllSharesHost(t *testing.T) {
 		vms = append(vms, vm)
 	}
 	var running, peak atomic.Int64
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	// The last vCPU to start ends the run; the timeout only bounds a run
+	// in which some never start.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := RunAll(ctx, func(ctx context.Context, v *VCPU) error {
 		n := running.Add(1)
+		if n == 9 {
+			cancel()
+		}
 		for {
 			p := peak.Load()
 			if n <= p || peak.CompareAndSwap(p, n) {

@@ -193,8 +193,12 @@ func TestGivesUpOnStuckVCPUs(t *testing.T) {
 	start := time.Now()
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "stuck", New: func() sync.Locker { return lk }},
-		Duration: 300 * time.Millisecond, Overcommit: 2, Watchdog: 100 * time.Millisecond,
-		StallAfter: 200 * time.Millisecond, Out: &out,
+		// The victim waits from the start, so it has stalled by the end of
+		// the run; the stall period is long enough that the other vCPUs,
+		// halted in the ticket lock, are woken within the grace period
+		// that follows even on a loaded host.
+		Duration: 1500 * time.Millisecond, Overcommit: 2, Watchdog: 100 * time.Millisecond,
+		StallAfter: time.Second, Out: &out,
 	})
 	close(lk.release) // let the stuck vCPU go, so that its thread exits
 	if err != nil {

@@ -78,7 +78,7 @@ func run(mu sync.Locker, factor float64, d time.Duration) (ops, halts uint64, st
 	defer cancel()
 	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
 		n := uint64(0)
-		for ctx.Err() == nil {
+		for n == 0 || ctx.Err() == nil { // at least one round, however late the thread starts
 			mu.Lock()
 			for i := 0; i < 200; i++ { // a short critical section
 				shared++
