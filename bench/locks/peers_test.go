@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // TestPeerLocksUnderOvercommit: the lab's own locks keep mutual exclusion
@@ -26,7 +26,7 @@ func TestPeerLocksUnderOvercommit(t *testing.T) {
 	for _, p := range peers {
 		for _, oc := range []float64{2, 4} {
 			res, err := locktest.Stress(p.new(), locktest.Config{Overcommit: oc, Iterations: 20000,
-				Deadline: labtest.Short(time.Second, 2*time.Second), Work: 50,
+				Deadline: testkit.Short(time.Second, 2*time.Second), Work: 50,
 				LongHoldEvery: 200, LongHold: 50 * time.Microsecond})
 			if err != nil {
 				t.Fatalf("%s at %gx: %v", p.name, oc, err)
@@ -114,7 +114,7 @@ func TestPeerLocksPanicOnBadUnlock(t *testing.T) {
 // waitFor polls cond until it holds, failing the test after 10 seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	if !labtest.Eventually(10*time.Second, cond, nil) {
+	if !testkit.Eventually(10*time.Second, cond, nil) {
 		t.Fatal("condition not reached in 10s")
 	}
 }

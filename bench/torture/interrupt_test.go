@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/internal/labtest"
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // An interrupt (pvbench torture cancels the context on SIGINT) must not
@@ -20,7 +20,7 @@ func TestInterruptIsNotSuccess(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out labtest.Buffer
+	var out testkit.Buffer
 	go func() {
 		// Interrupt once the vCPUs acquire the lock: on a loaded host,
 		// starting them can take longer than the interrupt was to wait.
@@ -44,7 +44,7 @@ func TestInterruptIsNotSuccess(t *testing.T) {
 	}
 
 	// A run that reaches its Duration is not interrupted.
-	var full labtest.Buffer
+	var full testkit.Buffer
 	res, err = Run(context.Background(), Config{Lock: lk, Overcommit: 2, Duration: 200 * time.Millisecond, Interval: 100 * time.Millisecond, Out: &full})
 	if err != nil {
 		t.Fatal(err)

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/faults"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -54,7 +54,7 @@ func TestTortureEveryLock(t *testing.T) {
 			if lk.FIFOSpin {
 				d = shortRun
 			}
-			var out labtest.Buffer
+			var out testkit.Buffer
 			res, err := Run(context.Background(), Config{
 				Lock: lk, Overcommit: oc, Duration: d, Interval: d / 4,
 				Seed:     uint64(oc)*1000 + uint64(len(name)),
@@ -103,7 +103,7 @@ func TestTortureEveryLock(t *testing.T) {
 }
 
 func TestDetectsMutualExclusionViolation(t *testing.T) {
-	var out labtest.Buffer
+	var out testkit.Buffer
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "leaky", New: func() sync.Locker { return new(leakyLock) }},
 		Duration: 500 * time.Millisecond, Overcommit: 2, Out: &out, noPlain: true,
@@ -121,7 +121,7 @@ func TestDetectsMutualExclusionViolation(t *testing.T) {
 
 func TestDetectsLostWakeup(t *testing.T) {
 	before := pvlock.CurrentPolicy().HaltTimeout
-	var out labtest.Buffer
+	var out testkit.Buffer
 	lk := newDroppyLock()
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "droppy", New: func() sync.Locker { return lk }, Stats: lk.stats},
@@ -145,7 +145,7 @@ func TestDetectsLostWakeup(t *testing.T) {
 }
 
 func TestDetectsStarvationAndStall(t *testing.T) {
-	var out labtest.Buffer
+	var out testkit.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving", New: func() sync.Locker { return lk }},
@@ -173,7 +173,7 @@ func TestDetectsStarvationAndStall(t *testing.T) {
 }
 
 func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
-	var out labtest.Buffer
+	var out testkit.Buffer
 	lk := &starvingLock{delay: time.Second}
 	res, err := Run(context.Background(), Config{
 		Lock:     Lock{Name: "starving-by-design", New: func() sync.Locker { return lk }, Unfair: true},
@@ -188,11 +188,11 @@ func TestUnfairLockStarvationIsNotAFailure(t *testing.T) {
 }
 
 func TestGivesUpOnStuckVCPUs(t *testing.T) {
-	var out labtest.Buffer
+	var out testkit.Buffer
 	lk := &stuckLock{release: make(chan struct{})}
 	start := time.Now()
 	res, err := Run(context.Background(), Config{
-		Lock:     Lock{Name: "stuck", New: func() sync.Locker { return lk }},
+		Lock: Lock{Name: "stuck", New: func() sync.Locker { return lk }},
 		// The victim waits from the start, so it has stalled by the end of
 		// the run; the stall period is long enough that the other vCPUs,
 		// halted in the ticket lock, are woken within the grace period

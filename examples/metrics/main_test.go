@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/promtest"
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // lineWriter passes each line written to it to a channel, so a test can
@@ -219,7 +220,7 @@ func TestPrometheusScrapesExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var exampleErr syncBuffer
+	var exampleErr testkit.Buffer
 	example.Stderr = &exampleErr
 	ex := start(t, example)
 	lines := bufio.NewScanner(stdout)
@@ -251,7 +252,7 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	promAddr := freeAddr(t)
-	var promLog syncBuffer
+	var promLog testkit.Buffer
 	prom := exec.Command(prometheus,
 		"--config.file="+config,
 		"--storage.tsdb.path="+filepath.Join(dir, "data"),
@@ -324,25 +325,6 @@ scrape_configs:
 	if !strings.HasPrefix(rest.String(), "stopped after") {
 		t.Fatalf("example's last output %q", rest.String())
 	}
-}
-
-// syncBuffer is a bytes.Buffer that a process's output goroutine may write
-// while the test reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // readmeQueries returns the queries of README.md's promql block.

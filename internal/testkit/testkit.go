@@ -1,6 +1,8 @@
-// Package testkit holds the small helpers the tests of the lock, kick and
-// runtime packages share: polling for a condition, running goroutines,
-// the mutual-exclusion oracle and the hung-test watchdog. It imports none
+// Package testkit holds the small helpers the tests of every package
+// share: polling for a condition, running goroutines, the
+// mutual-exclusion oracle, the hung-test watchdog, an output buffer that a
+// running program and its test may use at once, and the -short switch of
+// run lengths. It imports none
 // of pvlock's packages, so that every one of them, kick included, may use
 // it in its own tests; the stress harness that needs the runtime is
 // internal/locktest.
@@ -21,12 +23,8 @@ import (
 // for, if 30 seconds pass first.
 func WaitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Microsecond)
+	if !Eventually(30*time.Second, cond, nil) {
+		tb.Fatalf("timed out waiting for %s", what)
 	}
 }
 

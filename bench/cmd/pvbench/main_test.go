@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
-	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -218,7 +218,7 @@ func TestFromRejectsOtherRows(t *testing.T) {
 // names the cell it stopped in, and is an error.
 func TestMainJobSIGINTReportsFinishedCells(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "rows.json")
-	var out, errOut labtest.Buffer
+	var out, errOut testkit.Buffer
 	err := interrupt(t, []string{"-oc", "1,2", "-locks", "pv-ticket,sync.Mutex", "-runs", "1", "-duration", "1s",
 		"-warmup", "10ms", "-json", js, "-out", ""}, &out, &errOut, func() {
 		// The second cell runs for a second: the signal lands in it.

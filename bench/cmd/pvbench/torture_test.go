@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/internal/labtest"
 	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/bench/torture"
+	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -94,7 +94,7 @@ func TestParseTorture(t *testing.T) {
 // A torture stopped by a signal is not a passed torture: the report ends
 // INTERRUPTED, never SUCCESS, and pvbench exits non-zero.
 func TestTortureSIGINTIsNotSuccess(t *testing.T) {
-	var out labtest.Buffer
+	var out testkit.Buffer
 	err := interrupt(t, []string{"torture", "-lock", "pv-ticket", "-oc", "2,4", "-duration", "1m", "-interval", "100ms"},
 		&out, io.Discard, func() {
 			// The header line is printed after pvbench installed its handler.

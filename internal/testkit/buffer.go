@@ -1,8 +1,8 @@
-// Package labtest holds what the tests of the lab (bench, bench/locks,
-// bench/torture, bench/cmd/pvbench) share: a buffer that a running
-// measurement and its test may use at once, waiting for a condition, and
-// the -short switch of run lengths.
-package labtest
+package testkit
+
+// This file holds the output buffer and the condition waits that the
+// lab's tests (bench, bench/locks, bench/torture, bench/cmd/pvbench) and
+// the examples' tests share.
 
 import (
 	"bytes"
