@@ -73,7 +73,8 @@ func TestTortureEveryLock(t *testing.T) {
 			}
 			t.Logf("%s at %vx: %d acquisitions by %d vCPUs (per vCPU %v), %d stutters, %d shuffles, %d repins, %d long holds",
 				name, oc, res.Acquisitions, res.VCPUs, res.PerVCPU, res.Stutters, res.Shuffles, res.Repins, res.LongHolds)
-			if !res.OK() || res.Violations != 0 || res.LostWakeups != 0 || res.HaltTimeouts != 0 || res.Starved != 0 || res.Stalls != 0 {
+			if !res.OK() || res.Violations != 0 || res.LostWakeups != 0 || res.HaltTimeouts != 0 || (res.Starved != 0 && !lk.Unfair) || res.Stalls != 0 {
+				// (an unfair lock such as tas promises nothing against starvation)
 				t.Errorf("%s at %vx failed: %+v\n%s", name, oc, res, out.String())
 				continue
 			}
