@@ -90,6 +90,12 @@ type torture struct {
 	start time.Time
 	vcpus []vcpuState
 
+	// running is closed when the first vCPU starts: the run's duration
+	// counts from there, not from the creation of the threads, which a
+	// loaded host may delay.
+	running     chan struct{}
+	runningOnce sync.Once
+
 	// Shared state of the critical section.
 	owner atomic.Uint64 // vCPU index+1 of the holder, 0 when free
 	seq   atomic.Uint64 // load-then-store counter: torn by any overlap
@@ -153,7 +159,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer runMu.Unlock()
 	defer setWatchdog(setWatchdog(cfg.Watchdog))
 
-	t := &torture{cfg: cfg, lk: cfg.Lock.New(), n: len(vm.VCPUs()), cpus: vm.CPUs()}
+	t := &torture{cfg: cfg, lk: cfg.Lock.New(), n: len(vm.VCPUs()), cpus: vm.CPUs(), running: make(chan struct{})}
 	t.vcpus = make([]vcpuState, t.n)
 	return t.run(ctx, vm), nil
 }
@@ -186,6 +192,12 @@ func (t *torture) run(ctx context.Context, vm *pvlock.VM) Result {
 	t.start = time.Now()
 	errc := make(chan error, 1)
 	go func() { errc <- vm.Run(ctx, t.writer) }()
+	select {
+	case <-t.running:
+	case <-ctx.Done():
+	case err := <-errc:
+		errc <- err // for the monitor, which reports it
+	}
 
 	done := make(chan struct{})
 	var ctl sync.WaitGroup
@@ -233,6 +245,7 @@ func (t *torture) run(ctx context.Context, vm *pvlock.VM) Result {
 func (t *torture) writer(ctx context.Context, v *pvlock.VCPU) error {
 	// The VM cancels ctx when any vCPU fails: stop the others too.
 	defer context.AfterFunc(ctx, func() { t.phase.Store(phaseStop) })()
+	t.runningOnce.Do(func() { close(t.running) })
 	i := v.Index()
 	me := uint64(i) + 1
 	st := &t.vcpus[i]
