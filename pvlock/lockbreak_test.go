@@ -90,8 +90,12 @@ func TestVCPUCondRelockYield(t *testing.T) {
 	for _, slice := range []time.Duration{0, 300 * time.Microsecond} {
 		locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = slice })
 		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
-		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+		// 150ms from the first vCPU's start, however late a loaded host
+		// starts the threads.
+		ctx, cancel := context.WithCancel(context.Background())
+		var clock sync.Once
 		err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+			clock.Do(func() { time.AfterFunc(150*time.Millisecond, cancel) })
 			f := &fakeLock{}
 			f.Lock()
 			for ctx.Err() == nil {
@@ -180,7 +184,9 @@ func lockBreakRun(t *testing.T, mu pvlock.Contender, oc float64) {
 		owner = 0
 		return nil
 	}
-	time.AfterFunc(300*time.Millisecond, func() { stop.Store(true) })
+	// The batch vCPU ends the run once it has run batches for 300ms and
+	// some short operation got in during one; a break that never lets
+	// anyone in runs into the deadline.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
@@ -188,6 +194,7 @@ func lockBreakRun(t *testing.T, mu pvlock.Contender, oc float64) {
 		if v.Index() == 0 {
 			// Batches run to completion once started, so every step
 			// of every started batch must be counted at the end.
+			start := time.Now()
 			for !stop.Load() && ctx.Err() == nil {
 				mu.Lock()
 				if err := enter(me); err != nil {
@@ -215,6 +222,9 @@ func lockBreakRun(t *testing.T, mu pvlock.Contender, oc float64) {
 				}
 				inBatch = false
 				batches++
+				if duringOps > 0 && time.Since(start) >= 300*time.Millisecond {
+					stop.Store(true)
+				}
 				err := leave(me)
 				mu.Unlock()
 				if err != nil {

@@ -83,13 +83,17 @@ func TestShootdownGuarantee(t *testing.T) {
 			mu := ticket.New(ticket.SpinDuration(5 * time.Microsecond))
 			var shared uint64
 			var calls, acked, kicked, deferred atomic.Int64
-			ctx, cancel := context.WithTimeout(context.Background(), d)
+			// The run lasts d and until 10 calls have completed (a
+			// loaded host may run few in d), within a minute.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
+			end := time.Now().Add(d)
+			more := func() bool { return ctx.Err() == nil && (time.Now().Before(end) || calls.Load() < 10) }
 			err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
 				if err := e.check(v, "entry"); err != nil {
 					return err
 				}
-				for i := 0; ctx.Err() == nil; i++ {
+				for i := 0; more(); i++ {
 					mu.Lock()
 					if err := e.check(v, "after Lock"); err != nil {
 						mu.Unlock()
@@ -139,7 +143,7 @@ func TestShootdownGuarantee(t *testing.T) {
 			}
 			t.Logf("%s: %d calls, %d acked, %d kicked, %d deferred", mode, calls.Load(), acked.Load(), kicked.Load(), deferred.Load())
 			if calls.Load() < 10 {
-				t.Fatalf("only %d calls in %v", calls.Load(), d)
+				t.Fatalf("only %d calls in a minute", calls.Load())
 			}
 			// The test proves something only if the path it guards was taken.
 			switch mode {
