@@ -120,7 +120,8 @@ const (
 	// watchdog.
 	HaltTimeouts = lockcore.HaltTimeouts
 	// LostWakeups counts halt timeouts of a queue head whose lock was
-	// free at the time: its kick never came.
+	// free at the time, and whose kick did not come within another
+	// watchdog period.
 	LostWakeups = lockcore.LostWakeups
 )
 

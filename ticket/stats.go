@@ -31,7 +31,7 @@ const (
 	evHalts                     // actually halted
 	evSpurious                  // woke without a kick
 	evTimeouts                  // a halt hit the watchdog timeout
-	evLostWakeups               // timed out although our ticket was being served
+	evLostWakeups               // timed out although our ticket was served, and no kick followed
 	evReleasedSlow              // unlocks that found the slowpath flag
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
@@ -62,7 +62,7 @@ const (
 	Halts              = lockcore.Halts              // waiters that actually halted
 	SpuriousWakeups    = lockcore.SpuriousWakeups    // halts that ended without a kick
 	HaltTimeouts       = lockcore.HaltTimeouts       // halts ended by the pvlock.Policy.HaltTimeout watchdog
-	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served: its kick never came
+	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served and whose kick did not come within another watchdog period
 	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag
 	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
 	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up

@@ -60,7 +60,7 @@ type Config struct {
 	// Watchdog bounds a single halt during the run (pvlock.Policy.HaltTimeout;
 	// the previous bound is restored afterwards). A halt that times out
 	// counts as a halt timeout, and as a lost wake-up if the waiter's turn
-	// had come. Default: the larger of DefaultWatchdog and 4·LongHold.
+	// had come and no kick followed within one more Watchdog. Default: the larger of DefaultWatchdog and 4·LongHold.
 	Watchdog time.Duration
 	// StarveAfter is how long a vCPU may wait in Lock while the others
 	// acquire the lock more than 4·VCPUs times before the run fails as

@@ -47,8 +47,9 @@
 //	                  (pvlock.Policy.HaltTimeout) is Config.Watchdog, and the
 //	                  lock's own statistics count a halt that outlives it
 //	                  (halt_timeouts) and, if the waiter's turn had come
-//	                  meanwhile, a lost wake-up (lost_wakeups). Both must
-//	                  stay 0. The previous watchdog is restored afterwards.
+//	                  meanwhile and no kick follows within one more
+//	                  watchdog period, a lost wake-up (lost_wakeups). Both
+//	                  must stay 0. The previous watchdog is restored afterwards.
 //	starvation        a writer waiting in Lock longer than StarveAfter while
 //	                  the others acquire the lock more than 4·VCPUs times
 //	                  (no FIFO queue ahead of it could explain that many);

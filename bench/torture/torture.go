@@ -587,7 +587,7 @@ func (t *torture) judge(res *Result) {
 		fails = append(fails, fmt.Sprintf("mutual exclusion violated %d times (first: %s)", res.Violations, *t.firstViol.Load()))
 	}
 	if res.LostWakeups > 0 {
-		fails = append(fails, fmt.Sprintf("%d lost wakeups: waiters halted past the %v watchdog although their turn had come", res.LostWakeups, t.cfg.Watchdog))
+		fails = append(fails, fmt.Sprintf("%d lost wakeups: waiters whose turn had come were not kicked within two %v watchdog periods", res.LostWakeups, t.cfg.Watchdog))
 	}
 	if res.HaltTimeouts > 0 {
 		fails = append(fails, fmt.Sprintf("%d halt timeouts: halts longer than the %v watchdog", res.HaltTimeouts, t.cfg.Watchdog))

@@ -96,19 +96,49 @@ type HaltEvents struct {
 // Halt halts w until it is kicked, wakes spuriously or the halt watchdog
 // (HaltTimeout) expires, and records the halt in st: its duration goes to
 // the blocked-time histogram and, if the watchdog ended it, ev.Timeouts is
-// counted, and ev.LostWakeups too if served reports that the waiter's turn
-// came while it slept and nobody kicked it. The caller counts the halt
-// itself, and whatever else its protocol makes of the result.
+// counted. The caller counts the halt itself, and whatever else its
+// protocol makes of the result.
+//
+// A timed-out halt whose turn has come (served reports true) is not yet a
+// lost wake-up: its kicker may sit between the hand-over and the kick,
+// preempted there by the host. w is still published, so that kick still
+// comes; Halt waits one more watchdog period for it and returns Kicked if
+// it lands. Only a turn that no kick follows within that period counts as
+// ev.LostWakeups.
 func Halt(st *Stats, w *kick.Waiter, ev HaltEvents, served func() bool) kick.Result {
 	slot := w.Slot
 	start := time.Now()
-	res := w.Halt(HaltTimeout.Load())
-	st.ObserveBlocked(slot, uint64(time.Since(start)))
+	timeout := HaltTimeout.Load()
+	res := w.Halt(timeout)
 	if res == kick.TimedOut {
 		st.Inc(slot, ev.Timeouts)
 		if served() {
-			st.Inc(slot, ev.LostWakeups)
+			if awaitKick(w, timeout) {
+				res = kick.Kicked
+			} else {
+				st.Inc(slot, ev.LostWakeups)
+			}
 		}
 	}
+	st.ObserveBlocked(slot, uint64(time.Since(start)))
 	return res
+}
+
+// awaitKick waits up to grace (> 0: only a watchdog ends a halt) for the
+// kick of a served waiter, and reports whether it came. Spurious wake-ups
+// go back to sleep.
+func awaitKick(w *kick.Waiter, grace time.Duration) bool {
+	deadline := time.Now().Add(grace)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		switch w.Sleep(left) {
+		case kick.Kicked:
+			return true
+		case kick.TimedOut:
+			return false
+		}
+	}
 }

@@ -1,8 +1,11 @@
 package lockcore
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/pvlock/pvlock/kick"
 )
 
 func TestSpinCalibration(t *testing.T) {
@@ -24,5 +27,54 @@ func TestLabel(t *testing.T) {
 		if got := Label(names, v, "enum"); got != want {
 			t.Errorf("Label(%d) = %q, want %q", int(v), got, want)
 		}
+	}
+}
+
+// A served waiter whose watchdog fires before its kicker gets to the kick
+// (the kicker was preempted between hand-over and kick) was not lost: Halt
+// waits for the kick in flight, returns Kicked and counts only the timeout.
+// A served waiter that no kick follows is a lost wake-up.
+func TestHaltLateKickIsNotLost(t *testing.T) {
+	const timeouts, lost = 0, 1
+	prev := HaltTimeout.Swap(20 * time.Millisecond)
+	defer HaltTimeout.Store(prev)
+	ev := HaltEvents{Timeouts: timeouts, LostWakeups: lost}
+	for _, tc := range []struct {
+		name  string
+		kick  bool
+		want  kick.Result
+		wantLost uint64
+	}{
+		{"late kick", true, kick.Kicked, 0},
+		{"no kick", false, kick.TimedOut, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := NewStats("test", "test", []string{"timeouts", "lost"})
+			for _, b := range []kick.Backend{kick.Futex, kick.Park} {
+				st.Reset()
+				w := kick.NewWaiter(b)
+				w.Arm()
+				var served atomic.Bool
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					// The hand-over lands before the watchdog, the
+					// kick only after it.
+					time.Sleep(5 * time.Millisecond)
+					served.Store(true)
+					if tc.kick {
+						time.Sleep(30 * time.Millisecond)
+						w.Kick()
+					}
+				}()
+				res := Halt(st, w, ev, served.Load)
+				<-done
+				sum := st.Sum()
+				if res != tc.want || sum[timeouts] != 1 || sum[lost] != tc.wantLost {
+					t.Errorf("%v: Halt = %v, timeouts %d, lost %d; want %v, 1, %d",
+						b, res, sum[timeouts], sum[lost], tc.want, tc.wantLost)
+				}
+			}
+		})
 	}
 }
