@@ -38,8 +38,8 @@ var (
 	progress = []string{"-DNP", "-DNOCLAIM"}     // non-progress cycles, pan -l -f
 )
 
-// depth bounds pan's DFS stack; the largest good model reaches ~620k.
-const depth = "-m2000000"
+// depth bounds pan's DFS stack; the largest good model reaches ~1.5M.
+const depth = "-m4000000"
 
 func ltlCheck(name, model, claim string, spinD ...string) check {
 	return check{name: name, model: model, spinD: spinD, ccD: liveness,
@@ -85,11 +85,14 @@ func checks() []check {
 		ccD: safety, pan: []string{depth}}
 	tNohang := ltlCheck("ticket/nohang", "ticket.pml", "nohang", "-DNCPU=3")
 
-	// Queued lock: three goroutines, two rounds each; alldone under weak
-	// fairness is the property every mutant is checked against.
+	// Queued lock: three goroutines. The assertions are checked with every
+	// goroutine locking for ever (qSafety, states compressed), and alldone
+	// under weak fairness with one round each: the liveness mutants fail
+	// it. The entry-number mutants need a node's second wait, and fail
+	// qSafety's assertion of one hash entry per lock.
 	qSafety := check{name: "qspin/safety", model: "qspin.pml", spinD: []string{"-DNCPU=3"},
-		ccD: safety, pan: []string{depth}}
-	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=2")
+		ccD: append([]string{"-DCOLLAPSE"}, safety...), pan: []string{depth}}
+	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=1")
 
 	return []check{
 		tSafety, tSafety2, tNohang,
@@ -118,6 +121,10 @@ func checks() []check {
 		mutant(qDone, "UNLOCK_BLIND", "unlock-cas", cycle),
 		mutant(qDone, "RELEASE_BEFORE_UNHASH", "unlock-unhash", doubleEntry),
 		mutant(qDone, "KICK_BEFORE_RELEASE", "unlock-release", cycle),
+		mutant(qSafety, "MARK_BEFORE_RELEASE", "unlock-mark", doubleEntry),
+		mutant(qSafety, "SEQ_AFTER_RELEASE", "unlock-seq", doubleEntry),
+		mutant(qSafety, "KICKNODE_NO_SEQ", "kicknode-seq", doubleEntry),
+		mutant(qSafety, "KICKNODE_SEQ_LATE", "kicknode-seq", doubleEntry),
 		variant(qDone, "KICKNODE_SLOW_FIRST"),
 	}
 }

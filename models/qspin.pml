@@ -4,8 +4,11 @@
  * (kick/waiter.go), step by step as the Go code does it. It follows the
  * Linux qspinlock_paravirt.h protocol as ported: the hash is written before
  * SLOW, a halt is arm / re-check / halt with a sticky token that Arm
- * clears, the kicked queue head keeps pending set while it waits again,
- * and lock stealing is bounded.
+ * clears, and lock stealing is bounded. The queue head of this lock (with
+ * stealing) competes with stealers until it is starving: until then it
+ * spins without pending, and once kicked and overtaken it hashes itself
+ * anew when the unlocker has marked its entry gone; a starving head sets
+ * pending and, once kicked, waits again with pending set.
  *
  * NCPU goroutines each loop: Lock, critical section, Unlock -- ITER times,
  * or for ever when ITER is 0. Each goroutine has one queue node and the
@@ -24,6 +27,15 @@
  *                nstate[] (RUNNING, HALTED, HASHED)
  *   hash table   with one lock it reduces to the lock's entry: hnode
  *                (0 = none, else goroutine + 1)
+ *   entry marks  the node's hashSeq and unhashed counters, reduced to what
+ *                the code compares: ngone[k] is "unhashed == hashSeq"
+ *                (both start at 0, so it starts set; a bump clears it), and an unlocker's read of hashSeq is
+ *                ureadn[u] (node + 1) with useq[u] "still equal to hashSeq"
+ *                (a bump of that node clears it). A mark with a stale read
+ *                changes nothing, as the Go max-store of an older number
+ *                never makes the two counters equal. entryGone's two loads
+ *                are one step: hashSeq only grows, and a mark only ever
+ *                holds a number read after its entry was removed.
  *   kick.Waiter  wstate[] (IDLE, SLEEPING, KICKED): the futex word, whose
  *                KICKED is the sticky token
  *
@@ -33,8 +45,10 @@
  * (pvlock.PVSpin). Spin loops poll and, after any failed poll, may stop:
  * that covers every spin threshold and the pvWaitNode wait-early check.
  * Lock stealing polls at most STEAL times (the Go bound is the spin
- * threshold). Left out: the native and TAS variants, lockNoNode (the
- * node pool exhausted) and pvlock's cross-vCPU polls.
+ * threshold). The head's starvation clock is a free choice at each
+ * head-starving step: it may turn fair at any round, or never. Left out:
+ * the native and TAS variants, lockNoNode (the node pool exhausted) and
+ * pvlock's cross-vCPU polls.
  *
  * A kick is sent to the node the unlocker found in the hash entry, after
  * the release: its goroutine may have taken the lock and moved on by then,
@@ -46,9 +60,14 @@
  * a kick), no invalid end state, and ltl alldone below, under weak
  * fairness: with ITER rounds each, every goroutine finishes. Bounding the
  * rounds bounds stealing, so a goroutine halted for ever is a goroutine
- * that never finishes, whatever the others do.
+ * that never finishes, whatever the others do. models_test.go checks the
+ * assertions with ITER 0 (every goroutine locks for ever) and alldone,
+ * assertions included, with ITER 1.
  *
- * Mutants (spin -DMUT_xxx); each breaks one step and must fail alldone:
+ * Mutants (spin -DMUT_xxx), each breaking one step. The first twelve must
+ * fail the alldone check; the last four need a node's entry of an earlier
+ * wait to go wrong, and must fail the ITER 0 assertions with a second
+ * hash entry for the lock:
  *   NOKICK                unlock-kick: the unlocker never kicks.
  *   ARM_AFTER_RECHECK     node-arm, head-arm: arm after the re-check, erasing
  *                         a kick that came in between.
@@ -69,6 +88,14 @@
  *                         load and a blind store, not a CAS.
  *   RELEASE_BEFORE_UNHASH unlock-unhash: unhash after the release.
  *   KICK_BEFORE_RELEASE   unlock-release: kick before the release.
+ *   MARK_BEFORE_RELEASE   unlock-mark: the unlocker marks the entry gone
+ *                         before it releases the lock.
+ *   SEQ_AFTER_RELEASE     unlock-seq: the unlocker reads hashSeq after the
+ *                         release, when the node may have a newer entry.
+ *   KICKNODE_NO_SEQ       kicknode-seq: pvKickNode hashes next without
+ *                         bumping hashSeq.
+ *   KICKNODE_SEQ_LATE     kicknode-seq: pvKickNode bumps hashSeq after the
+ *                         CAS that tells next it is hashed.
  * One reordering is harmless and must verify (spin -DALT_xxx):
  *   KICKNODE_SLOW_FIRST   pvKickNode marks SLOW before hashing: the holder
  *                         itself unlocks later, and nobody else acts on
@@ -108,6 +135,11 @@ byte nstate[NCPU];
 
 /* the hash entry of the lock */
 byte hnode;
+
+/* the entry marks */
+bit ngone[NCPU] = 1;
+byte ureadn[NCPU];
+bit useq[NCPU];
 
 /* the waiters */
 byte wstate[NCPU];
@@ -154,6 +186,21 @@ inline waiter_kick(k) {
  * for one lock. */
 inline hash(k) {
 	atomic { assert(hnode == 0); hnode = k + 1 }
+}
+
+/* hashSeq.Add(1) of node k: a new entry number, which no read so far
+ * equals. */
+inline bump(k) {
+	atomic {
+		ngone[k] = 0;
+		for (i : 0 .. NCPU - 1) {
+			if
+			:: ureadn[i] == k + 1 -> useq[i] = 0
+			:: else -> skip
+			fi
+		}
+		i = 0
+	}
 }
 
 /* pvWaitNode: a queued node spins on locked, then halts until its
@@ -205,12 +252,27 @@ waited:
 
 /* pvKickNode(next), by the new holder right after next.locked = 1. */
 inline pv_kick_node(k) {
+	if /* step: kicknode-check */
+	:: nstate[k] != HALTED -> goto kicked
+	:: else -> skip
+	fi;
+#ifndef MUT_KICKNODE_NO_SEQ
+#ifndef MUT_KICKNODE_SEQ_LATE
+	bump(k); /* step: kicknode-seq */
+#endif
+#endif
 	atomic { /* step: kicknode-cas */
 		if
 		:: nstate[k] == HALTED -> nstate[k] = HASHED; o = 1
 		:: else -> o = 0 /* running: it will see locked itself */
 		fi
 	}
+#ifdef MUT_KICKNODE_SEQ_LATE
+	if
+	:: o -> bump(k) /* step: kicknode-seq */
+	:: else -> skip
+	fi;
+#endif
 	if
 	:: o ->
 		o = 0;
@@ -223,11 +285,14 @@ inline pv_kick_node(k) {
 		locked = SLOW /* step: kicknode-slow */
 #endif
 	:: else -> skip
-	fi
+	fi;
+kicked:
+	skip
 }
 
-/* pvWaitHeadOrLock: the queue head spins with pending set, hashes itself
- * once, marks the lock SLOW and halts; it returns with the lock held. */
+/* pvWaitHeadOrLock: the queue head spins for the lock, without pending
+ * until it is starving; it hashes itself, marks the lock SLOW and halts;
+ * it returns with the lock held. */
 inline pv_wait_head_or_lock() {
 #ifdef MUT_DOUBLEHASH
 	hashed = 0;
@@ -237,12 +302,19 @@ inline pv_wait_head_or_lock() {
 	do
 	::
 		nstate[me] = RUNNING; /* step: head-running */
-		pending = 1; /* step: head-pending */
+		if /* step: head-starving */
+		:: !fair -> fair = 1
+		:: true -> skip
+		fi;
+		if
+		:: fair -> pending = 1 /* step: head-pending */
+		:: else -> skip
+		fi;
 spinhead:
 		do
 		:: atomic { /* step: head-trylock */
-			locked == 0 ->
-			assert(pending == 1);
+			locked == 0 && (fair || pending == 0) ->
+			assert(pending == fair);
 			locked = LOCKED; pending = 0
 		   }
 		   goto gotlock
@@ -252,13 +324,20 @@ spinhead:
 			:: break /* threshold */
 			fi
 		od;
-		/* kicked (our entry is gone) and the lock is not SLOW: it was
-		 * stolen after the kick; spin again, pending still set */
+		/* hashed, and the lock is not SLOW: our entry is gone (or
+		 * pvKickNode has not marked SLOW yet) */
 		if /* step: head-wait-again */
-		:: hashed && locked != SLOW -> goto spinhead
+		:: hashed && locked != SLOW ->
+			if /* step: head-unhashed */
+			:: !fair && ngone[me] -> hashed = 0
+			:: else -> goto spinhead
+			fi
 		:: else -> skip
 		fi;
-		pending = 0; /* step: head-clear-pending */
+		if
+		:: fair -> pending = 0 /* step: head-clear-pending */
+		:: else -> skip
+		fi;
 #ifndef MUT_ARM_AFTER_RECHECK
 		waiter_arm(); /* step: head-arm */
 #endif
@@ -314,7 +393,8 @@ spinhead:
 #endif
 	od;
 gotlock:
-	hashed = 0
+	hashed = 0;
+	fair = 0
 }
 
 /* unlockPV: the word was not exactly LOCKED. */
@@ -342,17 +422,42 @@ inline unlock_pv() {
 		n = hnode - 1;
 		hnode = 0
 	}
+#ifndef MUT_SEQ_AFTER_RELEASE
+	atomic { ureadn[me] = n + 1; useq[me] = 1 } /* step: unlock-seq */
+#endif
+#ifdef MUT_MARK_BEFORE_RELEASE
+	atomic {
+		if
+		:: useq[me] -> ngone[ureadn[me] - 1] = 1
+		:: else -> skip
+		fi;
+		ureadn[me] = 0; useq[me] = 0
+	}
+#endif
 #ifdef MUT_KICK_BEFORE_RELEASE
 	waiter_kick(n);
+#endif
+#ifndef MUT_RELEASE_BEFORE_UNHASH
 	locked = 0; /* step: unlock-release */
-#elif defined(MUT_NOKICK)
-	locked = 0; /* step: unlock-release */
-#elif defined(MUT_RELEASE_BEFORE_UNHASH)
-	skip; /* step: unlock-release */
+#endif
+#ifdef MUT_SEQ_AFTER_RELEASE
+	atomic { ureadn[me] = n + 1; useq[me] = 1 } /* step: unlock-seq */
+#endif
+#ifndef MUT_MARK_BEFORE_RELEASE
+	/* markUnhashed: the max-store of the number read at unlock-seq makes
+	 * the node's counters equal only if no hash came since the read */
+	atomic { /* step: unlock-mark */
+		if
+		:: useq[me] -> ngone[ureadn[me] - 1] = 1
+		:: else -> skip
+		fi;
+		ureadn[me] = 0; useq[me] = 0
+	}
+#endif
+#ifndef MUT_NOKICK
+#ifndef MUT_KICK_BEFORE_RELEASE
 	waiter_kick(n); /* step: unlock-kick */
-#else
-	locked = 0; /* step: unlock-release */
-	waiter_kick(n); /* step: unlock-kick */
+#endif
 #endif
 	n = 0
 }
@@ -426,6 +531,8 @@ active [NCPU] proctype g() {
 	byte o;      /* scratch */
 	byte n;      /* predecessor / successor / node to kick */
 	bit hashed;  /* pvWaitHeadOrLock's hashed */
+	bit fair;    /* pvWaitHeadOrLock's fair: the head is starving */
+	byte i;      /* scratch loop index */
 	byte sc;     /* steal polls */
 	byte rounds;
 

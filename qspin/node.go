@@ -38,11 +38,16 @@ type qnode struct {
 	next     atomic.Pointer[qnode]       // successor in the queue
 	waiter   atomic.Pointer[kick.Waiter] // whom a kick of this node wakes
 	kickTime atomic.Int64                // set by the kicker, for kick-to-wake latency
-	freeNext atomic.Uint32               // pool free list: id+1 of the next free node
-	busy     atomic.Uint32               // per-vCPU nodes: in use
+	// hashSeq numbers the entries pvKickNode makes for the node: it bumps
+	// it before it hashes the node. unhashed is the largest hashSeq an
+	// unlocker read after removing the node's entry (see entryGone).
+	hashSeq  atomic.Uint64
+	unhashed atomic.Uint64
+	freeNext atomic.Uint32 // pool free list: id+1 of the next free node
+	busy     atomic.Uint32 // per-vCPU nodes: in use
 	id       uint32
 	park     *kick.Waiter // pooled nodes: the node's own Park waiter
-	_        [128 - 56]byte
+	_        [128 - 72]byte
 }
 
 // nodes holds every node, allocated a chunk at a time on first use and
@@ -161,4 +166,30 @@ func putNode(n *qnode) {
 		return
 	}
 	pushNode(n)
+}
+
+// markUnhashed records, for the queue head, that its entry number seq has
+// been removed. Marks only grow: a late mark of an older entry never hides
+// a newer one.
+func (n *qnode) markUnhashed(seq uint64) {
+	for {
+		old := n.unhashed.Load()
+		if old >= seq || n.unhashed.CompareAndSwap(old, seq) {
+			return
+		}
+	}
+}
+
+// entryGone reports, to the queue head that owns n, which is hashed and
+// finds its lock not SLOW, whether its hash entry is gone (the unlocker
+// removed it, released the lock and it was stolen since) rather than not
+// yet marked (pvKickNode hashed n and has not set SLOW yet). An entry the
+// head made itself keeps the lock SLOW until an unlocker removes it, so
+// only pvKickNode's entries are in doubt, and pvKickNode bumps hashSeq
+// before it tells n that it is hashed: a mark equals hashSeq only once
+// the unlocker of that entry, or of a later one, has read it after the
+// removal. A mark of an older entry makes the two differ, which only
+// delays a re-hash.
+func (n *qnode) entryGone() bool {
+	return n.unhashed.Load() == n.hashSeq.Load()
 }

@@ -1,6 +1,8 @@
 package qspin
 
 import (
+	"time"
+
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
@@ -73,6 +75,14 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 func (l *Lock) pvKickNode(next *qnode) {
 	// Lost wakeup, non-head: this CAS follows our store of next.locked
 	// (see pvWaitNode); it fails if next is running and will see locked.
+	// step: kicknode-check
+	if next.state.Load() != stateHalted {
+		return // running: it will see locked itself
+	}
+	// A new entry, a new number, bumped before the CAS so that a head that
+	// sees HASHED also sees the number its entry goes by (see entryGone).
+	// step: kicknode-seq
+	next.hashSeq.Add(1)
 	// step: kicknode-cas
 	if !next.state.CompareAndSwap(stateHalted, stateHashed) {
 		return
@@ -87,25 +97,56 @@ func (l *Lock) pvKickNode(next *qnode) {
 	l.stats().Add(-1, evHashHops, uint64(hops))
 }
 
+// starveAfter bounds how long the queue head of a lock with stealing
+// lets running lockers overtake it. Past it the head spins with pending
+// set, which closes the lock to stealers, and once kicked it waits for
+// the lock with pending set rather than halt again, so it takes the lock
+// at the latest at the second release after. sync.Mutex's starvation mode
+// starts after the same millisecond.
+const starveAfter = int64(time.Millisecond)
+
 // pvWaitHeadOrLock is pv_wait_head_or_lock: the queue head spins for the
-// lock with pending set (no stealing meanwhile); after the threshold it
-// hashes itself, marks the lock SLOW and halts until the unlocker kicks
-// it. It returns the lock word, with the lock held by us.
+// lock; after the threshold it hashes itself, marks the lock SLOW and
+// halts until the unlocker kicks it. It returns the lock word, with the
+// lock held by us.
+//
+// The kernel's head spins with pending set, so that nobody steals the lock
+// from a running head. That hands the lock from CPU to CPU on every
+// release of a saturated lock, and a head that halted and was kicked
+// takes it from the running lockers that overtook it while it woke. Here
+// the head of a lock with stealing competes with stealers instead: it
+// spins without pending, and a kicked head that finds the lock stolen
+// halts again (hashing itself anew once the unlocker has told it that its
+// entry is gone) while the running lockers keep the lock and its cache
+// lines. Only a head overtaken for starveAfter sets pending and takes the
+// lock as the kernel's head does. A no-steal lock's head always does.
 func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 	// pv_kick_node hashed us already: the lock is (or is about to be)
 	// SLOW and the unlocker will kick us; hashing again would make a
 	// second entry for the lock.
 	// step: head-hashed
 	hashed := n.state.Load() == stateHashed
+	fair := l.mode != ModePV
+	var since int64
+	if !fair {
+		since = now()
+	}
 	for {
 		// step: head-running
-		// step: head-pending
 		n.state.Store(stateRunning) // for our successor's wait-early check
-		l.word.Or(pendingVal)       // we spin: stealing is off
+		// step: head-starving
+		if !fair && now()-since >= starveAfter {
+			fair = true
+			l.count(w.Slot, evHeadStarving)
+		}
+		if fair {
+			// step: head-pending
+			l.word.Or(pendingVal) // we spin: stealing is off
+		}
 		for {
 			for sp := l.spinner(lockcore.PVSpin.Load()); ; {
 				// step: head-trylock
-				if l.trylockClearPending() {
+				if l.headTrylock(fair) {
 					sp.Acquired()
 					return l.word.Load() | lockedVal
 				}
@@ -113,19 +154,29 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 					break
 				}
 			}
-			// Once kicked, our entry is gone and is never made again
-			// (only the unlocker that removed it knows it is gone), so a
-			// lock stolen between the kick and our pending is not SLOW and
-			// there is nothing to halt on: keep spinning, with pending
-			// still set so that no one else steals meanwhile.
+			// A lock that is not SLOW while we are hashed: either the
+			// unlocker removed our entry, released and kicked us, and the
+			// lock was stolen since, or pvKickNode has hashed us and not
+			// yet marked the lock SLOW. There is nothing to halt on.
 			// step: head-wait-again
 			if !hashed || l.word.Load()&lockedMask == slowVal {
 				break
 			}
+			// Once the unlocker says our entry is gone, a head that lets
+			// stealers in hashes itself again and halts. A fair head
+			// keeps spinning, with pending set so that nobody else
+			// steals meanwhile.
+			// step: head-unhashed
+			if !fair && n.entryGone() {
+				hashed = false
+				break
+			}
 			l.count(w.Slot, evWaitAgain)
 		}
-		// step: head-clear-pending
-		l.word.And(^pendingVal)
+		if fair {
+			// step: head-clear-pending
+			l.word.And(^pendingVal)
+		}
 		if !lockcore.PVSpin.Load() {
 			continue
 		}
@@ -158,6 +209,16 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 			l.halt(n, w)
 		}
 	}
+}
+
+// headTrylock is the queue head's attempt at the lock: *,1,0 -> *,0,1 for
+// a fair head, which has set pending, and *,0,0 -> *,0,1 for one that
+// competes with stealers.
+func (l *Lock) headTrylock(fair bool) bool {
+	if fair {
+		return l.trylockClearPending()
+	}
+	return l.stealOnce()
 }
 
 // trylockClearPending takes the lock for the spinning head: *,1,0 -> *,0,1
@@ -219,11 +280,21 @@ func (l *Lock) unlockPV() {
 func (l *Lock) unlockSlow() {
 	// step: unlock-unhash
 	n := nodeAt(table().unhash(lockcore.Key(l)))
+	// The number of the entry just removed: its head waits for this lock,
+	// which we hold, so it cannot have hashed itself anew.
+	// step: unlock-seq
+	seq := n.hashSeq.Load()
 	// step: unlock-release
 	l.word.And(^lockedMask)
 	// From here the lock may be taken, released or even garbage: touch
 	// only the node (kept alive forever). If its owner has moved on, the
-	// kick is a spurious wake-up of whoever uses the waiter now.
+	// kick is a spurious wake-up of whoever uses the waiter now, and the
+	// mark names an entry older than any it has now.
+	// Double entry: the mark follows the release. A head told earlier
+	// would hash itself while the lock is still SLOW, find it SLOW and
+	// halt, and the release would leave its new entry behind.
+	// step: unlock-mark
+	n.markUnhashed(seq)
 	w := n.waiter.Load()
 	t := now()
 	n.kickTime.Store(t)

@@ -44,6 +44,7 @@ const (
 	evWaitEarly
 	evWaitHead
 	evWaitAgain
+	evHeadStarving
 	evSpurious
 	evKickUnlock
 	evKickWake
@@ -60,7 +61,7 @@ const (
 var eventNames = [numEvents]string{
 	evAcquisitions: Acquisitions, evLockPending: LockPending, evLockSlowpath: LockSlowpath,
 	evLockNoNode: LockNoNode, evLockStealing: PVLockStealing,
-	evWaitNode: PVWaitNode, evWaitEarly: PVWaitEarly, evWaitHead: PVWaitHead, evWaitAgain: PVWaitAgain,
+	evWaitNode: PVWaitNode, evWaitEarly: PVWaitEarly, evWaitHead: PVWaitHead, evWaitAgain: PVWaitAgain, evHeadStarving: PVHeadStarving,
 	evSpurious: PVSpuriousWakeup, evKickUnlock: PVKickUnlock, evKickWake: PVKickWake,
 	evLatencyKick: PVLatencyKick, evLatencyWake: PVLatencyWake, evHashHops: PVHashHops,
 	evHalts: Halts, evHaltTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
@@ -95,8 +96,12 @@ const (
 	// halts unless the lock was released meanwhile).
 	PVWaitHead = lockcore.PVWaitHead
 	// PVWaitAgain counts spin rounds of a queue head that was kicked but
-	// found its lock stolen, and so spins on with pending set.
+	// found its lock stolen, and so spins on: with pending set once it is
+	// starving, else until the unlocker has marked its entry gone.
 	PVWaitAgain = lockcore.PVWaitAgain
+	// PVHeadStarving counts queue heads of a lock with stealing that were
+	// overtaken for a millisecond and so closed the lock to stealers.
+	PVHeadStarving = lockcore.PVHeadStarving
 	// PVSpuriousWakeup counts non-head waiters that woke before they
 	// became queue head.
 	PVSpuriousWakeup = lockcore.PVSpuriousWakeup

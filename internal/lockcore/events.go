@@ -44,6 +44,7 @@ const (
 	PVWaitEarly      = "pv_wait_early"
 	PVWaitHead       = "pv_wait_head"
 	PVWaitAgain      = "pv_wait_again"
+	PVHeadStarving   = "pv_head_starving"
 	PVSpuriousWakeup = "pv_spurious_wakeup"
 	PVKickUnlock     = "pv_kick_unlock"
 	PVKickWake       = "pv_kick_wake"

@@ -40,9 +40,9 @@ func TestHaltLateKickIsNotLost(t *testing.T) {
 	defer HaltTimeout.Store(prev)
 	ev := HaltEvents{Timeouts: timeouts, LostWakeups: lost}
 	for _, tc := range []struct {
-		name  string
-		kick  bool
-		want  kick.Result
+		name     string
+		kick     bool
+		want     kick.Result
 		wantLost uint64
 	}{
 		{"late kick", true, kick.Kicked, 0},
