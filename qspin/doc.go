@@ -5,9 +5,10 @@
 //   - PV (the zero value): the kernel's paravirtualized qspinlock. Queued
 //     waiters spin for a threshold and then halt (see package kick), the new
 //     lock holder never wakes a halted successor itself but marks the lock
-//     SLOW so that the single kick happens at unlock, and lockers may steal
-//     the lock while the queue head is not actively spinning (bounded lock
-//     stealing, on by default, off with NoStealing).
+//     SLOW so that the single kick happens at unlock, and running lockers
+//     may steal the lock from the queue head until the head has been
+//     overtaken for a millisecond (bounded lock stealing, on by default,
+//     off with NoStealing).
 //   - Native (New(Native())): the bare-metal qspinlock; waiters only spin.
 //   - TAS (NewTAS() or New(TAS())): the kernel's virt_spin_lock fallback, an
 //     unfair test-and-set lock for hosts without PV support.
@@ -50,8 +51,9 @@
 //	locked  0 free, 1 held, 3 held and SLOW (PV: a halted waiter is
 //	        hashed under this lock and the unlocker must kick it)
 //	P       pending. Native: the first contender waits here instead of
-//	        queueing. PV: the queue head is actively spinning, so lock
-//	        stealing is not allowed.
+//	        queueing. PV: the queue head spins and takes the lock at its
+//	        next release, so lock stealing is not allowed (a no-steal
+//	        lock's head, or a starving one).
 //	tail    the last queued waiter's node; node ids are global, so the
 //	        tail needs no separate nesting index.
 //
@@ -69,10 +71,11 @@
 //	n,0,0     0,0,1     native head, last in queue        CAS
 //	m,0,0     m,0,1     native head, others queued        Or(L)
 //	n,0,1     0,0,1     PV head, last in queue            CAS
-//	*,0,0     *,0,1     PV: lock stealing, or a head      CAS
-//	                    that finds the lock free when
-//	                    it is about to halt
-//	*,0,*     *,1,*     PV head starts spinning           Or(P)
+//	*,0,0     *,0,1     PV: lock stealing, a head that    CAS
+//	                    competes with stealers, or a
+//	                    head that finds the lock free
+//	                    when it is about to halt
+//	*,0,*     *,1,*     fair PV head starts spinning      Or(P)
 //	*,1,0     *,0,1     PV head takes the lock            CAS
 //	*,1,*     *,0,*     PV head stops spinning            And(^P)
 //	*,0,1     *,0,3     PV head before halting, or the    CAS / Or(S)
@@ -95,16 +98,27 @@
 //     table and marks the lock SLOW (pv_kick_node): the node is kicked
 //     once, when the lock is released, instead of being woken only to
 //     spin on a held lock.
-//   - The queue head sets pending and spins for the lock; after the
-//     threshold it hashes itself, marks the lock SLOW (or takes it, if it
-//     became free) and halts (pv_wait_head_or_lock). A head is hashed and
-//     kicked at most once: if the lock is stolen between the kick and the
-//     head's return to spinning, the head spins on with pending set, so
-//     no further locker can steal it.
-//   - Unlock of a SLOW lock removes the hash entry, releases the lock and
-//     kicks exactly the hashed node (__pv_queued_spin_unlock_slowpath).
-//   - A locker that finds a queue whose head is not spinning (pending
-//     clear) may take a free lock before queueing, for at most one spin
+//   - The queue head spins for the lock; after the threshold it hashes
+//     itself, marks the lock SLOW (or takes it, if it became free) and
+//     halts (pv_wait_head_or_lock).
+//   - The kernel's head spins with pending set, so that no locker steals
+//     the lock from it. On a saturated lock that moves the lock, and its
+//     data, from CPU to CPU at every release, and a head that was kicked
+//     takes the lock from the running lockers that overtook it while it
+//     woke. Here the head of a lock with stealing competes with stealers
+//     instead: it spins without pending and, kicked and overtaken, hashes
+//     itself anew and halts again, while the running lockers keep the
+//     lock in their caches (concurrency restriction, as sync.Mutex's
+//     barging does). A head overtaken for a millisecond is starving: it
+//     sets pending and, once kicked, spins on with pending set until the
+//     lock is its own, as the kernel's head does. The head of a no-steal
+//     lock always does.
+//   - Unlock of a SLOW lock removes the hash entry, releases the lock,
+//     marks the entry removed in the node (so that its head may hash
+//     itself again) and kicks exactly the hashed node
+//     (__pv_queued_spin_unlock_slowpath).
+//   - A locker that finds a queue whose head is not spinning with pending
+//     set may take a free lock before queueing, for at most one spin
 //     threshold (pv_hybrid_queued_unfair_trylock).
 //
 // Go's garbage collector makes it memory-safe for an unlocker to touch a

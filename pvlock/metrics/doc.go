@@ -48,7 +48,9 @@
 //
 // Every other event of a qspin lock (pv_wait_node, pv_wait_head,
 // pv_wait_again, pv_wait_early, pv_kick_wake, pv_hash_hops,
-// pv_lock_stealing, lock_pending, ...) is exported under its kernel name as
+// pv_lock_stealing, lock_pending, ...) is exported under its kernel name,
+// and pv_head_starving (queue heads that were overtaken for a millisecond
+// and closed the lock to stealers) under pvlock's, as
 // pvlock_qspin_events_total{lock, mode, event}. The remaining events of any
 // other kind go to pvlock_lock_events_total{lock, mode, event}, so no
 // counter a lock keeps is ever dropped.
