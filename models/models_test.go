@@ -86,13 +86,16 @@ func checks() []check {
 	tNohang := ltlCheck("ticket/nohang", "ticket.pml", "nohang", "-DNCPU=3")
 
 	// Queued lock: three goroutines. The assertions are checked with every
-	// goroutine locking for ever (qSafety, states compressed), and alldone
-	// under weak fairness with one round each: the liveness mutants fail
-	// it. The entry-number mutants need a node's second wait, and fail
-	// qSafety's assertion of one hash entry per lock.
+	// goroutine locking for ever (qSafety), and alldone under weak fairness
+	// with one round each (qDone) and two (qDone2), states compressed.
+	// alldone is the property every mutant is checked against: the liveness
+	// mutants fail it in one round; the entry-number mutants need a node's
+	// second wait, and fail its assertion of one hash entry per lock.
 	qSafety := check{name: "qspin/safety", model: "qspin.pml", spinD: []string{"-DNCPU=3"},
 		ccD: append([]string{"-DCOLLAPSE"}, safety...), pan: []string{depth}}
 	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=1")
+	qDone2 := ltlCheck("qspin/alldone2", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=2")
+	qDone2.ccD = []string{"-DCOLLAPSE"}
 
 	return []check{
 		tSafety, tSafety2, tNohang,
@@ -107,7 +110,7 @@ func checks() []check {
 		variant(tNohang, "ARM_BEFORE_RECHECK"),
 		variant(tNohang, "FLAG_FIRST"),
 
-		qSafety, qDone,
+		qSafety, qDone, qDone2,
 		mutant(qDone, "NOKICK", "unlock-kick", cycle),
 		mutant(qDone, "ARM_AFTER_RECHECK", "head-arm", cycle),
 		mutant(qDone, "NODE_RECHECK_FIRST", "node-halted", cycle),
@@ -121,10 +124,10 @@ func checks() []check {
 		mutant(qDone, "UNLOCK_BLIND", "unlock-cas", cycle),
 		mutant(qDone, "RELEASE_BEFORE_UNHASH", "unlock-unhash", doubleEntry),
 		mutant(qDone, "KICK_BEFORE_RELEASE", "unlock-release", cycle),
-		mutant(qSafety, "MARK_BEFORE_RELEASE", "unlock-mark", doubleEntry),
-		mutant(qSafety, "SEQ_AFTER_RELEASE", "unlock-seq", doubleEntry),
-		mutant(qSafety, "KICKNODE_NO_SEQ", "kicknode-seq", doubleEntry),
-		mutant(qSafety, "KICKNODE_SEQ_LATE", "kicknode-seq", doubleEntry),
+		mutant(qDone2, "MARK_BEFORE_RELEASE", "unlock-mark", doubleEntry),
+		mutant(qDone2, "SEQ_AFTER_RELEASE", "unlock-seq", doubleEntry),
+		mutant(qDone2, "KICKNODE_NO_SEQ", "kicknode-seq", doubleEntry),
+		mutant(qDone2, "KICKNODE_SEQ_LATE", "kicknode-seq", doubleEntry),
 		variant(qDone, "KICKNODE_SLOW_FIRST"),
 	}
 }

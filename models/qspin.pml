@@ -62,12 +62,12 @@
  * rounds bounds stealing, so a goroutine halted for ever is a goroutine
  * that never finishes, whatever the others do. models_test.go checks the
  * assertions with ITER 0 (every goroutine locks for ever) and alldone,
- * assertions included, with ITER 1.
+ * assertions included, with ITER 1 and ITER 2.
  *
- * Mutants (spin -DMUT_xxx), each breaking one step. The first twelve must
- * fail the alldone check; the last four need a node's entry of an earlier
- * wait to go wrong, and must fail the ITER 0 assertions with a second
- * hash entry for the lock:
+ * Mutants (spin -DMUT_xxx), each breaking one step, must fail alldone: the
+ * first twelve with ITER 1; the last four need a node's entry of an
+ * earlier wait to go wrong, and fail with ITER 2, on the assertion of one
+ * hash entry per lock:
  *   NOKICK                unlock-kick: the unlocker never kicks.
  *   ARM_AFTER_RECHECK     node-arm, head-arm: arm after the re-check, erasing
  *                         a kick that came in between.
