@@ -15,8 +15,9 @@ import (
 // entry's lock, and no node is named by two entries: a node is hashed
 // either by the holder that made it queue head (pvKickNode, after turning
 // its state from halted to hashed) or by itself as head, and a head whose
-// state says hashed never hashes itself; a head hashes itself at most once
-// per wait, and pvKickNode runs once per hand-over. The entry is removed
+// state says hashed never hashes itself; a head hashes itself again only
+// once its entry is gone (entryGone), and pvKickNode runs once per
+// hand-over. The entry is removed
 // before the owner can take the lock and release its node: by the unlocker,
 // which unhashes before it releases a SLOW lock, or by the head itself when
 // it finds the lock free instead of marking it SLOW. So at most maxNodes
