@@ -100,9 +100,10 @@ func (l *Lock) pvKickNode(next *qnode) {
 // starveAfter bounds how long the queue head of a lock with stealing
 // lets running lockers overtake it. Past it the head spins with pending
 // set, which closes the lock to stealers, and once kicked it waits for
-// the lock with pending set rather than halt again, so it takes the lock
-// at the latest at the second release after. sync.Mutex's starvation mode
-// starts after the same millisecond.
+// the lock with pending set rather than halt again: only lockers that slip
+// in while it prepares to halt or wakes up can still overtake it, as with
+// the kernel's head. sync.Mutex's starvation mode starts after the same
+// millisecond.
 const starveAfter = int64(time.Millisecond)
 
 // pvWaitHeadOrLock is pv_wait_head_or_lock: the queue head spins for the
