@@ -73,16 +73,19 @@ func (l *Lock) pvWaitNode(n, prev *qnode, w *kick.Waiter) {
 // only spin on a held lock): it marks next HASHED, hashes lock -> next and
 // marks the lock SLOW, so that Unlock kicks next exactly once.
 func (l *Lock) pvKickNode(next *qnode) {
-	// Lost wakeup, non-head: this CAS follows our store of next.locked
-	// (see pvWaitNode); it fails if next is running and will see locked.
 	// step: kicknode-check
 	if next.state.Load() != stateHalted {
 		return // running: it will see locked itself
 	}
-	// A new entry, a new number, bumped before the CAS so that a head that
-	// sees HASHED also sees the number its entry goes by (see entryGone).
+	// Double entry: a new entry, a new number, bumped before the CAS. A
+	// head that sees HASHED then also sees the number of the entry we are
+	// about to make, and an unlocker's mark of an older entry of this node
+	// no longer equals it; bumped after the CAS, that old mark would tell
+	// the head that this entry is gone, and it would hash itself beside it.
 	// step: kicknode-seq
 	next.hashSeq.Add(1)
+	// Lost wakeup, non-head: this CAS follows our store of next.locked
+	// (see pvWaitNode); it fails if next is running and will see locked.
 	// step: kicknode-cas
 	if !next.state.CompareAndSwap(stateHalted, stateHashed) {
 		return
@@ -103,8 +106,8 @@ func (l *Lock) pvKickNode(next *qnode) {
 // the lock with pending set rather than halt again: only lockers that slip
 // in while it prepares to halt or wakes up can still overtake it, as with
 // the kernel's head. sync.Mutex's starvation mode starts after the same
-// millisecond.
-const starveAfter = int64(time.Millisecond)
+// millisecond. It is a variable only so that tests can move the bound.
+var starveAfter = int64(time.Millisecond)
 
 // pvWaitHeadOrLock is pv_wait_head_or_lock: the queue head spins for the
 // lock; after the threshold it hashes itself, marks the lock SLOW and
@@ -167,6 +170,10 @@ func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
 			// stealers in hashes itself again and halts. A fair head
 			// keeps spinning, with pending set so that nobody else
 			// steals meanwhile.
+			// Double entry: only the unlocker's mark says the entry is
+			// gone. A kick does not (it may be a stray kick of an earlier
+			// wait), nor does a lock that is not SLOW (pvKickNode hashes
+			// before it sets SLOW).
 			// step: head-unhashed
 			if !fair && n.entryGone() {
 				hashed = false
@@ -281,8 +288,11 @@ func (l *Lock) unlockPV() {
 func (l *Lock) unlockSlow() {
 	// step: unlock-unhash
 	n := nodeAt(table().unhash(lockcore.Key(l)))
-	// The number of the entry just removed: its head waits for this lock,
-	// which we hold, so it cannot have hashed itself anew.
+	// Double entry: read the number of the entry just removed before the
+	// release. Its head waits for this lock, which we hold, so it cannot
+	// have been hashed anew yet; read after the release, the number could
+	// be that of a newer entry (the head took the lock, moved on and was
+	// hashed again), and our mark would call that entry gone.
 	// step: unlock-seq
 	seq := n.hashSeq.Load()
 	// step: unlock-release

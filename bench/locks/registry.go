@@ -150,7 +150,7 @@ func init() {
 	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
 		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
 		Stats: StatsCounters(qspin.Stats(qspin.ModeNative))})
-	Register(Kind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing",
+	Register(Kind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing until the head starves",
 		New:           func() sync.Locker { return qspin.New() },
 		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.SpinThreshold(n)) },
 		Stats:         StatsCounters(qspin.Stats(qspin.ModePV))})

@@ -1,7 +1,6 @@
 package lockcore
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +38,7 @@ func TestHaltLateKickIsNotLost(t *testing.T) {
 	prev := HaltTimeout.Swap(20 * time.Millisecond)
 	defer HaltTimeout.Store(prev)
 	ev := HaltEvents{Timeouts: timeouts, LostWakeups: lost}
+	served := func() bool { return true } // the hand-over came before the watchdog
 	for _, tc := range []struct {
 		name     string
 		kick     bool
@@ -54,20 +54,19 @@ func TestHaltLateKickIsNotLost(t *testing.T) {
 				st.Reset()
 				w := kick.NewWaiter(b)
 				w.Arm()
-				var served atomic.Bool
 				done := make(chan struct{})
 				go func() {
 					defer close(done)
-					// The hand-over lands before the watchdog, the
-					// kick only after it.
-					time.Sleep(5 * time.Millisecond)
-					served.Store(true)
-					if tc.kick {
-						time.Sleep(30 * time.Millisecond)
-						w.Kick()
+					if !tc.kick {
+						return
 					}
+					// The kick comes only after the watchdog fired.
+					for st.Sum()[timeouts] == 0 {
+						time.Sleep(time.Millisecond)
+					}
+					w.Kick()
 				}()
-				res := Halt(st, w, ev, served.Load)
+				res := Halt(st, w, ev, served)
 				<-done
 				sum := st.Sum()
 				if res != tc.want || sum[timeouts] != 1 || sum[lost] != tc.wantLost {
