@@ -50,14 +50,53 @@ func (l *Lock) lockNative() {
 	l.queue()
 }
 
-// lockPV is the PV slow path: an unfair trylock while the queue head is
-// not spinning, then the queue.
+// lockPV is the PV slow path. The gate admits the waiter first, which may
+// keep it waiting outside while the lock is saturated (lockcore.Gate).
+// Then a lock with stealing lets it take the lock ahead of the queue: an
+// admitted waiter of a restricted lock spins for the lock and, if running
+// lockers keep it, waits outside again (contend); an unrestricted one
+// tries while the queue head is not spinning (steal). A no-steal lock,
+// and a waiter that has waited for starveAfter, queue.
 func (l *Lock) lockPV() {
-	if l.mode == ModePV && l.steal() {
-		l.count(-1, evLockStealing)
-		return
+	st := l.stats()
+	restricted := l.gate.Enter((*gated)(l), st, &gateEvents, !l.unrestrict)
+	defer l.gate.Leave()
+	if l.mode == ModePV {
+		if restricted && l.contend(st) || !restricted && l.steal() {
+			l.count(-1, evLockStealing)
+			return
+		}
 	}
 	l.queue()
+}
+
+// contend is the admitted waiter of a restricted lock with stealing, the
+// one waiter that spins, as sync.Mutex's spinner does: it spins for a
+// free lock without queueing, so that the lock word stays as the running
+// lockers need it, and after the spin threshold it waits outside the gate
+// again and spins once more when admitted. It reports whether it took the
+// lock; false means it must queue: it has waited for starveAfter, a fair
+// queue head has closed the lock to stealers (pending), or the PV locks may
+// not halt, and its waiting outside would be a halt.
+func (l *Lock) contend(st *lockcore.Stats) bool {
+	start := now()
+	for {
+		for sp := l.spinner(true); ; {
+			v := l.word.Load()
+			// step: contend-trylock
+			if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
+				return true
+			}
+			if v&pendingVal != 0 || !sp.Spin() {
+				break
+			}
+		}
+		if l.word.Load()&pendingVal != 0 || now()-start >= starveAfter || !lockcore.PVSpin.Load() {
+			return false
+		}
+		// step: contend-demote
+		l.gate.Demote((*gated)(l), st, &gateEvents)
+	}
 }
 
 // steal is pv_hybrid_queued_unfair_trylock, bounded: take a free lock

@@ -130,7 +130,7 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 // TestGoroutinesHaltAndAreKicked makes plain goroutines halt (park
 // backend) behind a long-held lock and checks every one is kicked.
 func TestGoroutinesHaltAndAreKicked(t *testing.T) {
-	l := New(SpinThreshold(1))
+	l := New(SpinThreshold(1), NoRestriction()) // every waiter takes a ticket
 	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	const g = 6
@@ -158,7 +158,7 @@ func TestGoroutinesHaltAndAreKicked(t *testing.T) {
 // slow release kicks exactly one waiter: the holder of the next ticket.
 func TestDirectedKick(t *testing.T) {
 	const k = 5
-	l := New(SpinThreshold(1))
+	l := New(SpinThreshold(1), NoRestriction()) // every waiter takes a ticket
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: k})
 	before := Stats(ModePV).Snapshot()
 	for _, v := range vm.VCPUs() {
