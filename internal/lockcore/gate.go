@@ -227,8 +227,13 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 }
 
 // freePolls is how many times a passive waiter that found its lock free
-// looks again before it admits a waiter itself: about a microsecond here.
-const freePolls = ShortSpin
+// looks again before it admits a waiter itself, freeStride pauses apart:
+// about a microsecond here, in which the lock's line is taken from its
+// running users only freePolls times.
+const (
+	freePolls  = 4
+	freeStride = ShortSpin / freePolls
+)
 
 // stillFree reports whether lk is free and stays free for freePolls polls.
 // A lock that is taken meanwhile was taken after the caller counted
@@ -241,7 +246,7 @@ func stillFree(lk Gated) bool {
 		if !lk.Free() {
 			return false
 		}
-		relax.Pause(1)
+		relax.Pause(freeStride)
 	}
 	return true
 }
