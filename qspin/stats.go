@@ -54,7 +54,7 @@ const (
 	evHalts
 	evHaltTimeouts
 	evLostWakeups
-	evGate // the gate's events from here on (lockcore.WithGateEvents)
+	evGate    // the gate's events from here on (lockcore.WithGateEvents)
 	numEvents = evGate + lockcore.NumGateEvents
 )
 
@@ -177,9 +177,6 @@ func WakeLatency(s pvlock.Snapshot) time.Duration {
 	return time.Duration(s.Get(PVLatencyWake) / n)
 }
 
-// epoch anchors the monotonic timestamps kickers store in nodes.
-var epoch = time.Now()
-
-// now returns monotonic nanoseconds since epoch, never 0 (0 means "no
-// kick recorded").
-func now() int64 { return int64(time.Since(epoch)) + 1 }
+// now returns monotonic nanoseconds, never 0 (0 means "no kick
+// recorded").
+func now() int64 { return lockcore.Now() }

@@ -36,7 +36,7 @@ const (
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
 	evGate                      // the gate's events from here on (lockcore.WithGateEvents)
-	numEvents = evGate + lockcore.NumGateEvents
+	numEvents            = evGate + lockcore.NumGateEvents
 )
 
 // eventNames names the events by index: the lock's own, then the gate's.

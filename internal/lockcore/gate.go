@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
@@ -34,9 +35,11 @@ import (
 //     passive one. While an active waiter exists (it spins, or it is the
 //     admitted waiter on its way in), releases wake nobody.
 //   - fair: a release that finds active waiters admits the oldest passive
-//     waiter with probability 1/FairPeriod, so that it is admitted within
-//     about FairPeriod saturated releases even if the active set never
-//     drains.
+//     waiter if nobody was admitted for FairBound (sync.Mutex's starvation
+//     threshold), so that the oldest is admitted within about FairBound
+//     even if the active set never drains. The release looks at the clock
+//     with probability 1/fairCheck only, so that the bound costs a
+//     saturated lock's releases next to nothing.
 //
 // Restriction engages only when the lock is saturated: a waiter goes
 // passive only if it finds cap active waiters already, that is, the lock
@@ -52,19 +55,38 @@ import (
 // waiter's own re-check of the lock (Gated.Free), after its mark
 // (Gated.MarkPassive): see Gate.wait.
 
+// The gate's state word:
+//
+//	31                              12  11   10              0
+//	+---------------------------------+----+-----------------+
+//	| passive: waiters outside        | W  | active waiters  |
+//	+---------------------------------+----+-----------------+
+//
+//	active   waiters in the lock's own slow path
+//	W        woken: a passive waiter was admitted and is on its way in.
+//	         While it is set, releases wake nobody (sync.Mutex's
+//	         mutexWoken); the admitted waiter clears it as it becomes
+//	         active.
+//	passive  waiters outside, counted before they take a passive ticket
 const (
-	// gate state word: active count in the low bits, passive count above.
-	activeBits           = 12
+	activeBits           = 11
 	activeMask    uint32 = 1<<activeBits - 1
-	passiveOne    uint32 = 1 << activeBits
+	wokenBit      uint32 = 1 << activeBits
+	passiveShift         = activeBits + 1
+	passiveOne    uint32 = 1 << passiveShift
 	maxActive            = activeMask
-	maxPassiveNum        = 1<<(32-activeBits) - 1
+	maxPassiveNum        = 1<<(32-passiveShift) - 1
 )
 
-// FairPeriod is the restriction's fairness bound: while the active set does
-// not drain, each release admits the oldest passive waiter with
-// probability 1/FairPeriod. It is a variable so that tests can move it.
-var FairPeriod uint32 = 64
+// FairBound is the restriction's fairness bound: while the active set
+// does not drain, a release admits the oldest passive waiter once nobody
+// has been admitted for FairBound. It is a variable so that tests can move
+// it.
+var FairBound = int64(time.Millisecond)
+
+// fairCheck: a release that finds active waiters looks at the clock with
+// probability 1/fairCheck.
+const fairCheck = 16
 
 // vcpuActive is the cap of active waiters that are vCPUs: one per CPU other
 // than the holder's.
@@ -73,7 +95,6 @@ var vcpuActive = uint32(max(1, min(runtime.NumCPU()-1, int(maxActive))))
 // goroutineActive is the cap of active waiters that are ordinary
 // goroutines: one spinner, as Go's sync.Mutex and runtime lock keep.
 const goroutineActive = 1
-
 
 // Gated is what a Gate needs of its lock.
 type Gated interface {
@@ -103,11 +124,12 @@ type GateEvents struct {
 // the lock, and Released after every release that Waiting, or its own
 // mark, sends there.
 type Gate struct {
-	// state is the active count (bits 0-11) and the passive count (bits
-	// 12-31). A passive count of 0 means nobody waits outside.
-	state atomic.Uint32
+	state atomic.Uint32 // see the layout above
 	head  atomic.Uint32 // the next passive ticket to admit
 	tail  atomic.Uint32 // the next passive ticket to hand out
+	// last is when (Now) a passive waiter was last admitted, or found the
+	// gate without passive waiters: the fairness bound counts from it.
+	last atomic.Int64
 }
 
 // passiveWaiters holds the halted passive waiters of every gate, keyed by
@@ -116,13 +138,13 @@ var passiveWaiters kick.Table
 
 // Waiting reports whether passive waiters wait at the gate: one load,
 // small enough for an inlined unlock path.
-func (g *Gate) Waiting() bool { return g.state.Load() > activeMask }
+func (g *Gate) Waiting() bool { return g.state.Load() >= passiveOne }
 
 // Active returns the number of active waiters.
 func (g *Gate) Active() uint32 { return g.state.Load() & activeMask }
 
 // Passive returns the number of passive waiters.
-func (g *Gate) Passive() uint32 { return g.state.Load() >> activeBits }
+func (g *Gate) Passive() uint32 { return g.state.Load() >> passiveShift }
 
 // capacity returns the cap of active waiters that applies to the calling
 // waiter w: a vCPU's or a goroutine's. There is no cap if restricted is
@@ -148,13 +170,16 @@ func (g *Gate) Enter(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool 
 	for {
 		s := g.state.Load()
 		// step: gate-enter
-		if s&activeMask < limit || s>>activeBits >= maxPassiveNum {
+		if s&activeMask < limit || s>>passiveShift >= maxPassiveNum {
 			if g.state.CompareAndSwap(s, s+1) {
 				return limit != maxActive
 			}
 			continue
 		}
 		if g.state.CompareAndSwap(s, s+passiveOne) {
+			if s < passiveOne {
+				g.last.Store(Now()) // the first to wait: the bound starts now
+			}
 			break
 		}
 	}
@@ -173,7 +198,9 @@ func (g *Gate) Leave() {
 // taken for its whole spin waits outside rather than spin on.
 func (g *Gate) Demote(lk Gated, st *Stats, ev *GateEvents) {
 	// step: gate-demote
-	g.state.Add(passiveOne - 1)
+	if g.state.Add(passiveOne-1)>>passiveShift == 1 {
+		g.last.Store(Now()) // the only passive waiter: the bound starts now
+	}
 	g.wait(lk, st, ev)
 }
 
@@ -212,18 +239,23 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		}
 		// step: gate-admitted
 		if g.admitted(p) {
-			passiveWaiters.Withdraw(w)
-			return
+			break
 		}
 		st.Inc(slot, ev.PassiveHalts)
 		// step: gate-halt
 		Halt(st, w, ev.Halt, func() bool { return g.admitted(p) })
-		passiveWaiters.Withdraw(w)
 		if g.admitted(p) {
-			return
+			break
 		}
+		passiveWaiters.Withdraw(w)
 		st.Inc(slot, ev.PassiveSpurious)
 	}
+	passiveWaiters.Withdraw(w)
+	// Woken to active: our admitter set W and counted us out of the
+	// passive waiters; we count ourselves in as active and clear W, so
+	// that releases may admit the next one once the active set drains.
+	// step: gate-active
+	g.state.Add(^(wokenBit - 2)) // adds 1 - wokenBit
 }
 
 // freePolls is how many times a passive waiter that found its lock free
@@ -264,45 +296,46 @@ func (g *Gate) admitted(p uint32) bool { return int32(g.head.Load()-p) > 0 }
 func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	s := g.state.Load()
 	switch {
-	case s <= activeMask:
+	case s < passiveOne:
 		return false
+	case s&wokenBit != 0:
+		return true // the admitted waiter is on its way: wake nobody
 	case s&activeMask == 0:
 		// step: gate-admit-drained
 		return g.admit(-1, st, ev.AdmittedDrain, false)
-	case rand.Uint32N(FairPeriod) == 0:
+	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
 		// step: gate-admit-fair
 		return g.admit(-1, st, ev.AdmittedFair, true)
 	}
 	return true
 }
 
-// admit admits the oldest passive waiter, if there is one and (unless
-// fair) no active waiter is left, and reports whether passive waiters
-// remain. The state CAS makes it active before the head moves past its
-// ticket, so the active count never misses an admitted waiter.
+// admit admits the oldest passive waiter, if there is one, none is on its
+// way in already (W) and (unless fair) no active waiter is left, and
+// reports whether passive waiters remain. The state CAS counts it out of
+// the passive waiters and sets W before the head moves past its ticket,
+// so that no second admission can start while it is on its way.
 func (g *Gate) admit(slot int, st *Stats, ev int, fair bool) bool {
 	for {
 		s := g.state.Load()
-		if s <= activeMask {
+		if s < passiveOne {
 			return false
 		}
-		if !fair && s&activeMask != 0 {
-			return true // someone else admitted one, or a waiter became active
-		}
-		if s&activeMask == maxActive {
-			return true
+		if s&wokenBit != 0 || !fair && s&activeMask != 0 || s&activeMask == maxActive {
+			return true // one is on its way in, or the active set has not drained
 		}
 		// step: gate-admit
-		if g.state.CompareAndSwap(s, s-passiveOne+1) {
+		if g.state.CompareAndSwap(s, s-passiveOne+wokenBit) {
 			break
 		}
 	}
 	// step: gate-head
 	h := g.head.Add(1) - 1
+	g.last.Store(Now())
 	st.Inc(slot, ev)
 	// A waiter not yet published re-checks after publishing and sees the
 	// head past its ticket; one published is kicked here.
 	// step: gate-kick
 	passiveWaiters.KickWaiter(Key(g), uint64(h))
-	return g.state.Load() > activeMask
+	return g.state.Load() >= passiveOne
 }
