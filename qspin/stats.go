@@ -142,6 +142,8 @@ const (
 	// PassiveSpurious counts wake-ups of a passive waiter that had not been
 	// admitted.
 	PassiveSpurious = lockcore.PassiveSpurious
+	// PassiveKicks counts admissions that kicked a halted passive waiter.
+	PassiveKicks = lockcore.PassiveKicks
 	// AdmittedDrained counts passive waiters admitted by a release that
 	// found no active waiter.
 	AdmittedDrained = lockcore.AdmittedDrained

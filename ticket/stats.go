@@ -73,6 +73,7 @@ const (
 	PassiveWaits       = lockcore.PassiveWaits       // waits outside the lock, without a ticket, while it was saturated (concurrency restriction)
 	PassiveHalts       = lockcore.PassiveHalts       // halts of those waiters
 	PassiveSpurious    = lockcore.PassiveSpurious    // wake-ups of a passive waiter that had not been admitted
+	PassiveKicks       = lockcore.PassiveKicks       // admissions that kicked a halted passive waiter
 	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket
 	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound while others held tickets
 )

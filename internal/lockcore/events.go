@@ -56,13 +56,14 @@ const (
 	PassiveWaits    = "passive_waits"
 	PassiveHalts    = "passive_halts"
 	PassiveSpurious = "passive_spurious_wakeups"
+	PassiveKicks    = "passive_kicks"
 	AdmittedDrained = "admitted_drained"
 	AdmittedFair    = "admitted_fair"
 )
 
 // gateEventNames are the events a Gate counts, in the order a lock's event
 // table appends them (WithGateEvents).
-var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, AdmittedDrained, AdmittedFair}
+var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair}
 
 // NumGateEvents is the number of events a Gate counts.
 const NumGateEvents = len(gateEventNames)
@@ -79,8 +80,8 @@ func WithGateEvents(names []string) []string {
 // events are halt.
 func GateEventsAt(first int, halt HaltEvents) GateEvents {
 	return GateEvents{
-		Passive: first, PassiveHalts: first + 1, PassiveSpurious: first + 2,
-		AdmittedDrain: first + 3, AdmittedFair: first + 4, Halt: halt,
+		Passive: first, PassiveHalts: first + 1, PassiveSpurious: first + 2, PassiveKicks: first + 3,
+		AdmittedDrain: first + 4, AdmittedFair: first + 5, Halt: halt,
 	}
 }
 

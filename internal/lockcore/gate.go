@@ -114,6 +114,7 @@ type GateEvents struct {
 	Passive         int // PassiveWaits: waits as a passive waiter
 	PassiveHalts    int // halts of passive waiters
 	PassiveSpurious int // wake-ups of a passive waiter that was not admitted
+	PassiveKicks    int // admissions that kicked a published passive waiter
 	AdmittedDrain   int // admissions by a release that found no active waiter
 	AdmittedFair    int // admissions by the fairness bound
 	Halt            HaltEvents
@@ -235,7 +236,7 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		// release sees us.
 		// step: gate-recheck
 		if stillFree(lk) {
-			g.admit(slot, st, ev.AdmittedDrain, false)
+			g.admit(slot, st, ev, ev.AdmittedDrain, false)
 		}
 		// step: gate-admitted
 		if g.admitted(p) {
@@ -302,10 +303,10 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 		return true // the admitted waiter is on its way: wake nobody
 	case s&activeMask == 0:
 		// step: gate-admit-drained
-		return g.admit(-1, st, ev.AdmittedDrain, false)
+		return g.admit(-1, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
 		// step: gate-admit-fair
-		return g.admit(-1, st, ev.AdmittedFair, true)
+		return g.admit(-1, st, ev, ev.AdmittedFair, true)
 	}
 	return true
 }
@@ -315,7 +316,7 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 // reports whether passive waiters remain. The state CAS counts it out of
 // the passive waiters and sets W before the head moves past its ticket,
 // so that no second admission can start while it is on its way.
-func (g *Gate) admit(slot int, st *Stats, ev int, fair bool) bool {
+func (g *Gate) admit(slot int, st *Stats, ev *GateEvents, cause int, fair bool) bool {
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
@@ -332,10 +333,12 @@ func (g *Gate) admit(slot int, st *Stats, ev int, fair bool) bool {
 	// step: gate-head
 	h := g.head.Add(1) - 1
 	g.last.Store(Now())
-	st.Inc(slot, ev)
+	st.Inc(slot, cause)
 	// A waiter not yet published re-checks after publishing and sees the
 	// head past its ticket; one published is kicked here.
 	// step: gate-kick
-	passiveWaiters.KickWaiter(Key(g), uint64(h))
+	if w, _, _ := passiveWaiters.KickWaiter(Key(g), uint64(h)); w != nil {
+		st.Inc(slot, ev.PassiveKicks)
+	}
 	return g.state.Load() >= passiveOne
 }
