@@ -57,22 +57,24 @@ import (
 
 // The gate's state word:
 //
-//	31                              12  11   10              0
-//	+---------------------------------+----+-----------------+
-//	| passive: waiters outside        | W  | active waiters  |
-//	+---------------------------------+----+-----------------+
+//	31                          14 13      10 9              0
+//	+-----------------------------+----------+----------------+
+//	| passive: waiters outside    | woken    | active waiters |
+//	+-----------------------------+----------+----------------+
 //
 //	active   waiters in the lock's own slow path
-//	W        woken: a passive waiter was admitted and is on its way in.
-//	         While it is set, releases wake nobody (sync.Mutex's
-//	         mutexWoken); the admitted waiter clears it as it becomes
-//	         active.
+//	woken    passive waiters admitted and on their way in. While one is,
+//	         releases wake nobody by drain (sync.Mutex's mutexWoken);
+//	         only the fairness bound admits another. Each admitted
+//	         waiter moves itself from woken to active.
 //	passive  waiters outside, counted before they take a passive ticket
 const (
-	activeBits           = 11
+	activeBits           = 10
 	activeMask    uint32 = 1<<activeBits - 1
-	wokenBit      uint32 = 1 << activeBits
-	passiveShift         = activeBits + 1
+	wokenShift           = activeBits
+	wokenOne      uint32 = 1 << wokenShift
+	wokenMask     uint32 = 0xf << wokenShift
+	passiveShift         = wokenShift + 4
 	passiveOne    uint32 = 1 << passiveShift
 	maxActive            = activeMask
 	maxPassiveNum        = 1<<(32-passiveShift) - 1
@@ -252,11 +254,11 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		st.Inc(slot, ev.PassiveSpurious)
 	}
 	passiveWaiters.Withdraw(w)
-	// Woken to active: our admitter set W and counted us out of the
-	// passive waiters; we count ourselves in as active and clear W, so
-	// that releases may admit the next one once the active set drains.
+	// Woken to active: our admitter counted us out of the passive
+	// waiters and in as woken; we move ourselves to active, so that
+	// releases may admit the next one once the active set drains.
 	// step: gate-active
-	g.state.Add(^(wokenBit - 2)) // adds 1 - wokenBit
+	g.state.Add(^(wokenOne - 2)) // adds 1 - wokenOne
 }
 
 // freePolls is how many times a passive waiter that found its lock free
@@ -299,9 +301,7 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	switch {
 	case s < passiveOne:
 		return false
-	case s&wokenBit != 0:
-		return true // the admitted waiter is on its way: wake nobody
-	case s&activeMask == 0:
+	case s&(activeMask|wokenMask) == 0:
 		// step: gate-admit-drained
 		return g.admit(-1, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
@@ -311,22 +311,22 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	return true
 }
 
-// admit admits the oldest passive waiter, if there is one, none is on its
-// way in already (W) and (unless fair) no active waiter is left, and
-// reports whether passive waiters remain. The state CAS counts it out of
-// the passive waiters and sets W before the head moves past its ticket,
-// so that no second admission can start while it is on its way.
+// admit admits the oldest passive waiter, if there is one and (unless
+// fair) no waiter is active or on its way in, and reports whether passive
+// waiters remain. The state CAS counts it out of the passive waiters and
+// in as woken before the head moves past its ticket, so that no release
+// admits another by drain while it is on its way.
 func (g *Gate) admit(slot int, st *Stats, ev *GateEvents, cause int, fair bool) bool {
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
 			return false
 		}
-		if s&wokenBit != 0 || !fair && s&activeMask != 0 || s&activeMask == maxActive {
-			return true // one is on its way in, or the active set has not drained
+		if !fair && s&(activeMask|wokenMask) != 0 || s&wokenMask == wokenMask || s&activeMask == maxActive {
+			return true // the active set has not drained, or is full
 		}
 		// step: gate-admit
-		if g.state.CompareAndSwap(s, s-passiveOne+wokenBit) {
+		if g.state.CompareAndSwap(s, s-passiveOne+wokenOne) {
 			break
 		}
 	}

@@ -1,6 +1,7 @@
 package lockcore
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +32,10 @@ func (l *gateLock) Lock() {
 		return
 	}
 	l.gate.Enter(l, gateTestStats, &gateTestEvents, true)
-	for !l.word.CompareAndSwap(0, 1) {
+	for i := 1; !l.word.CompareAndSwap(0, 1); i++ {
+		if i%64 == 0 {
+			runtime.Gosched() // give the P to the goroutines an admission woke
+		}
 		relax.Pause(1)
 	}
 	l.gate.Leave()
@@ -145,14 +149,14 @@ func TestGateReleasedRules(t *testing.T) {
 		t.Fatalf("with an active waiter: admitted (head %d)", g.head.Load())
 	}
 	g.state.Store(2 * passiveOne) // drained
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit {
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenOne {
 		t.Fatalf("drained: head %d, state %#x; want head 1, one passive and W", g.head.Load(), g.state.Load())
 	}
 	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 {
-		t.Fatal("a second admission while W is set")
+		t.Fatal("a second admission by drain while one is on its way")
 	}
 	// The admitted waiter clears W as it becomes active.
-	g.state.Add(^(wokenBit - 2))
+	g.state.Add(^(wokenOne - 2))
 	if g.state.Load() != passiveOne|1 {
 		t.Fatalf("state %#x after the admitted waiter became active", g.state.Load())
 	}
@@ -162,7 +166,7 @@ func TestGateReleasedRules(t *testing.T) {
 	for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
 		g.Released(gateTestStats, ev)
 	}
-	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
+	if g.head.Load() != 2 || g.state.Load() != 1|wokenOne {
 		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W", g.head.Load(), g.state.Load())
 	}
 }
@@ -249,8 +253,10 @@ func TestGateStress(t *testing.T) {
 	if after[PassiveWaits] == before[PassiveWaits] {
 		t.Error("16 goroutines on one lock and nobody waited outside")
 	}
-	if d := after[HaltTimeouts] - before[HaltTimeouts]; d != 0 {
-		t.Errorf("%d halt timeouts", d)
+	// A passive wait may outlast the halt watchdog on a loaded machine;
+	// one whose admission came and whose kick did not is a lost wake-up.
+	if d := after[LostWakeups] - before[LostWakeups]; d != 0 {
+		t.Errorf("%d lost wake-ups", d)
 	}
 	if s := l.gate.state.Load(); s != 0 {
 		t.Fatalf("state %#x at the end, want 0", s)
