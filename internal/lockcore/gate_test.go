@@ -25,7 +25,7 @@ var (
 )
 
 func (l *gateLock) MarkPassive() {}
-func (l *gateLock) Free() bool  { return l.word.Load() == 0 }
+func (l *gateLock) Free() bool   { return l.word.Load() == 0 }
 
 func (l *gateLock) Lock() {
 	if l.word.CompareAndSwap(0, 1) {
