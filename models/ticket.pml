@@ -121,6 +121,22 @@ bit infutex[NCPU]; /* the thread is blocked in FUTEX_WAIT */
  * so each is one atomic step here. */
 bit pub[NCPU];
 
+/* lockcore.Gate, reduced to what the lock sees of it (gate.pml models
+ * it step by step, with the halt and kick of a passive waiter): the
+ * fields of its state word, gact (active waiters), gw (W: an admitted
+ * waiter is on its way in) and gpas (passive waiters), and its passive
+ * tickets ghead and gtail, of 2 bits (int32(head - p) > 0 as in Go). */
+#ifndef CAP
+#define CAP NCPU /* the cap of active waiters; NCPU: no restriction */
+#endif
+#define TMOD 4
+#define ADMITTED(p) ((ghead + TMOD - (p)) % TMOD > 0 && (ghead + TMOD - (p)) % TMOD < TMOD / 2)
+byte gact;
+bit gw;
+byte gpas;
+byte ghead;
+byte gtail;
+
 /* Observers. */
 byte incs;     /* vCPUs in the critical section */
 byte finished; /* vCPUs that did all their rounds */
@@ -204,17 +220,39 @@ active [NCPU] proctype vcpu() {
 	byte nx;     /* unlockSlow: the ticket now served */
 	bit nf;      /* Unlock: flag returned by the release */
 	bit found;   /* unlockSlow: Table.Kick found a waiter */
+	bit pv;      /* unlockSlow: passive waiters wait at the gate */
+	byte p;      /* the passive ticket */
+	bit fair;    /* Gate.admit: by the fairness bound */
+	bit rc;      /* Gate.admit was called by the re-check (else by unlockSlow) */
 	byte rounds;
 
 again:
-	/* Lock: take a ticket; the fast path tests the old word from the same
-	 * atomic add. */
+	/* Lock: load the word; a free lock is taken by a CAS that takes the
+	 * next ticket. The CAS fails if the word changed since the load: a
+	 * ticket taken, or the flag set or cleared, which the model lets
+	 * happen at any moment (the lock may still be free). */
 	atomic { /* step: take-ticket */
+		if
+		:: (TAIL & ~1) == HEAD -> tk[me] = HEAD; word = (word + INC * HMOD) % WMOD; goto cs
+		:: true -> skip /* held, or the CAS lost */
+		fi
+	}
+	/* lockContended: Gate.Enter, active if the active set has room */
+	atomic {
+		if
+		:: gact < CAP -> gact++
+		:: else -> gpas++; goto passive
+		fi
+	}
+queue:
+	/* lockQueued: take a ticket with an atomic add; it may be served at
+	 * once */
+	atomic { /* step: queue-ticket */
 		tk[me] = TAIL & ~1;
 		o = HEAD;
 		word = (word + INC * HMOD) % WMOD;
 		if
-		:: tk[me] == o -> o = 0; goto cs
+		:: tk[me] == o -> o = 0; goto gotlock
 		:: else -> o = 0
 		fi
 	}
@@ -291,7 +329,7 @@ acquired:
 		fi
 	}
 #endif
-	goto cs;
+	goto gotlock;
 
 halt:
 	/* halt(): arm, publish, flag (atomic RMW), re-check, halt */
@@ -351,22 +389,66 @@ halt:
 
 unlockslow:
 	/* unlockSlow(prev): next is prev's head + INC; nobody queued in prev
-	 * iff prev's tail is next. */
-	nx = (ps % HMOD + INC) % HMOD;
+	 * iff prev's tail is next. passive := gate.Waiting(), read after the
+	 * release. */
+	atomic { nx = (ps % HMOD + INC) % HMOD; pv = (gpas > 0) } /* step: unlock-gate-check */
 #ifdef MUT_BLINDCLEAR
 	if
-	:: ((ps / HMOD) & ~1) == nx -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
+	:: ((ps / HMOD) & ~1) == nx && !pv -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
 	:: else -> skip
 	fi;
 #else
 	atomic { /* step: clear-cas */
 		if
-		:: ((ps / HMOD) & ~1) == nx && word == (ps / HMOD) * HMOD + nx ->
+		:: ((ps / HMOD) & ~1) == nx && !pv && word == (ps / HMOD) * HMOD + nx ->
 			word = word & ~HMOD; goto unlocked
 		:: else -> skip
 		fi
 	}
 #endif
+	/* kick the holder of next, unless no ticket was queued and the gate
+	 * has no active waiter (only an active waiter holds a ticket) */
+	atomic {
+		if
+		:: ((ps / HMOD) & ~1) != nx || gact != 0 -> goto kicknext
+		:: else -> skip
+		fi
+	}
+kicked:
+	/* Gate.Released if passive waiters wait: one load of the gate's
+	 * state picks the case */
+	atomic { /* step: unlock-gate */
+		if
+		:: !pv || gpas == 0 || gw -> goto unlocked /* none, or one on its way in */
+		:: else -> skip
+		fi;
+		if
+		:: gact == 0 -> fair = 0 /* drained */
+		:: gact != 0 ->
+			if
+			:: fair = 1 /* the fairness bound */
+			:: goto unlocked /* no clock look, or the bound has not passed */
+			fi
+		fi
+	}
+admit:
+	/* Gate.admit: count the oldest out of the passive waiters and set W,
+	 * then move the head past its ticket (whose waiter the kick that
+	 * follows wakes) */
+	atomic {
+		if
+		:: gpas > 0 && !gw && (fair || gact == 0) -> gpas--; gw = 1
+		:: else -> goto admitted /* none left, one on its way, or not drained */
+		fi
+	}
+	ghead = (ghead + 1) % TMOD;
+admitted:
+	if
+	:: rc -> atomic { rc = 0; fair = 0 } goto rechecked
+	:: else -> fair = 0; goto unlocked
+	fi;
+
+kicknext:
 #ifdef MUT_WAKING_LATE
 	table_kick(nx); /* step: table-kick */
 	waking = nx | 1; /* step: waking-set */
@@ -381,9 +463,10 @@ unlockslow:
 		fi;
 		found = 0
 	}
+	goto kicked;
 
 unlocked:
-	atomic { ps = 0; nx = 0; nf = 0 }
+	atomic { ps = 0; nx = 0; nf = 0; pv = 0 }
 	rounds++;
 	if
 	:: ITER > 0 && rounds == ITER ->
@@ -396,11 +479,43 @@ unlocked:
 	fi;
 	goto end;
 
+gotlock:
+	/* Gate.Leave (deferred in lockContended), then the critical section */
+	atomic { gact--; assert(incs == 0); incs++ }
+	goto progress_cs;
 cs:
 	/* The critical section lasts until Unlock starts. */
 	atomic { assert(incs == 0); incs++ }
 progress_cs:
 	goto unlock;
+
+passive:
+	/* Gate.wait, of a waiter that counted itself passive: its passive
+	 * ticket, the mark, the re-check of the lock (Gated.Free), then the
+	 * halt until it is admitted */
+	atomic { p = gtail; gtail = (gtail + 1) % TMOD }
+#ifndef MUT_NO_MARK
+	/* gated.MarkPassive: the slowpath flag, an atomic RMW, so that the
+	 * releases run unlockSlow and look at the gate */
+	word = word | HMOD; /* step: gate-set-flag */
+#endif
+	if
+	:: (TAIL & ~1) == HEAD -> rc = 1; goto admit /* free: admit the oldest ourselves */
+	:: else -> skip
+	fi;
+rechecked:
+	/* the halt ends when our ticket is admitted (gate.pml: the admitter's
+	 * kick always comes) */
+	atomic { ADMITTED(p) -> p = 0 }
+	/* woken to active: add 1 - W to the state word */
+	atomic {
+		if
+		:: gw -> gw = 0
+		:: else -> gw = 1; gpas-- /* the borrow of the Go add */
+		fi;
+		gact++
+	}
+	goto queue;
 end:
 	skip
 }

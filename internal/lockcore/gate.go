@@ -44,13 +44,15 @@ import (
 // Restriction engages only when the lock is saturated: a waiter goes
 // passive only if it finds cap active waiters already, that is, the lock
 // held and every CPU's share of waiting taken; on a lock that is often
-// free nobody goes passive and the gate costs one atomic per slow path.
+// free nobody goes passive and the gate costs one atomic on the way into
+// the slow path and one on the way out.
 //
 // Admission and its race with a passive waiter that is about to halt is
-// the ticket lock's halt protocol once more: the waiter takes its passive
-// ticket (a CAS of the gate's state, which also counts it), publishes
-// itself under (gate, ticket), re-checks, and halts; the admitter moves
-// the head ticket on, then kicks whoever is published under the old head.
+// the ticket lock's halt protocol once more: the waiter counts itself
+// passive (a CAS of the gate's state), takes a passive ticket, publishes
+// itself under (gate, ticket), re-checks, and halts; the admitter counts it
+// out (another CAS of the state), moves the head ticket on, then kicks
+// whoever is published under the old head.
 // A release that might have missed the new passive waiter is caught by the
 // waiter's own re-check of the lock (Gated.Free), after its mark
 // (Gated.MarkPassive): see Gate.wait.
