@@ -32,8 +32,8 @@ import (
 // Passive waiters are let in ("admitted") in FIFO order, by the unlocker:
 //
 //   - drained: a release that finds no active waiter admits the oldest
-//     passive one. While an active waiter exists (it spins, or it is the
-//     admitted waiter on its way in), releases wake nobody.
+//     passive one. While an active waiter exists, or an admitted one is on
+//     its way in, releases wake nobody.
 //   - fair: a release that finds active waiters admits the oldest passive
 //     waiter if nobody was admitted for FairBound (sync.Mutex's starvation
 //     threshold), so that the oldest is admitted within about FairBound
@@ -59,24 +59,22 @@ import (
 
 // The gate's state word:
 //
-//	31                          14 13      10 9              0
-//	+-----------------------------+----------+----------------+
-//	| passive: waiters outside    | woken    | active waiters |
-//	+-----------------------------+----------+----------------+
+//	31                              12  11   10              0
+//	+---------------------------------+----+-----------------+
+//	| passive: waiters outside        | W  | active waiters  |
+//	+---------------------------------+----+-----------------+
 //
 //	active   waiters in the lock's own slow path
-//	woken    passive waiters admitted and on their way in. While one is,
-//	         releases wake nobody by drain (sync.Mutex's mutexWoken);
-//	         only the fairness bound admits another. Each admitted
-//	         waiter moves itself from woken to active.
+//	W        woken: a passive waiter was admitted and is on its way in.
+//	         While it is set, releases admit nobody (sync.Mutex's
+//	         mutexWoken); the admitted waiter clears it as it becomes
+//	         active.
 //	passive  waiters outside, counted before they take a passive ticket
 const (
-	activeBits           = 10
+	activeBits           = 11
 	activeMask    uint32 = 1<<activeBits - 1
-	wokenShift           = activeBits
-	wokenOne      uint32 = 1 << wokenShift
-	wokenMask     uint32 = 0xf << wokenShift
-	passiveShift         = wokenShift + 4
+	wokenBit      uint32 = 1 << activeBits
+	passiveShift         = activeBits + 1
 	passiveOne    uint32 = 1 << passiveShift
 	maxActive            = activeMask
 	maxPassiveNum        = 1<<(32-passiveShift) - 1
@@ -256,11 +254,11 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		st.Inc(slot, ev.PassiveSpurious)
 	}
 	passiveWaiters.Withdraw(w)
-	// Woken to active: our admitter counted us out of the passive
-	// waiters and in as woken; we move ourselves to active, so that
-	// releases may admit the next one once the active set drains.
+	// Woken to active: our admitter set W and counted us out of the
+	// passive waiters; we count ourselves in as active and clear W, so
+	// that releases may admit the next one.
 	// step: gate-active
-	g.state.Add(^(wokenOne - 2)) // adds 1 - wokenOne
+	g.state.Add(^(wokenBit - 2)) // adds 1 - wokenBit
 }
 
 // freePolls is how many times a passive waiter that found its lock free
@@ -303,7 +301,9 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	switch {
 	case s < passiveOne:
 		return false
-	case s&(activeMask|wokenMask) == 0:
+	case s&wokenBit != 0:
+		return true // the admitted waiter is on its way: admit nobody
+	case s&activeMask == 0:
 		// step: gate-admit-drained
 		return g.admit(-1, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
@@ -313,22 +313,22 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	return true
 }
 
-// admit admits the oldest passive waiter, if there is one and (unless
-// fair) no waiter is active or on its way in, and reports whether passive
-// waiters remain. The state CAS counts it out of the passive waiters and
-// in as woken before the head moves past its ticket, so that no release
-// admits another by drain while it is on its way.
+// admit admits the oldest passive waiter, if there is one, none is on its
+// way in already (W) and (unless fair) no active waiter is left, and
+// reports whether passive waiters remain. The state CAS counts it out of
+// the passive waiters and sets W before the head moves past its ticket,
+// so that no second admission can start while it is on its way.
 func (g *Gate) admit(slot int, st *Stats, ev *GateEvents, cause int, fair bool) bool {
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
 			return false
 		}
-		if !fair && s&(activeMask|wokenMask) != 0 || s&wokenMask == wokenMask || s&activeMask == maxActive {
-			return true // the active set has not drained, or is full
+		if s&wokenBit != 0 || !fair && s&activeMask != 0 || s&activeMask == maxActive {
+			return true // one is on its way in, or the active set has not drained
 		}
 		// step: gate-admit
-		if g.state.CompareAndSwap(s, s-passiveOne+wokenOne) {
+		if g.state.CompareAndSwap(s, s-passiveOne+wokenBit) {
 			break
 		}
 	}

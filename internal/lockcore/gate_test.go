@@ -149,14 +149,14 @@ func TestGateReleasedRules(t *testing.T) {
 		t.Fatalf("with an active waiter: admitted (head %d)", g.head.Load())
 	}
 	g.state.Store(2 * passiveOne) // drained
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenOne {
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit {
 		t.Fatalf("drained: head %d, state %#x; want head 1, one passive and W", g.head.Load(), g.state.Load())
 	}
 	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 {
-		t.Fatal("a second admission by drain while one is on its way")
+		t.Fatal("a second admission while one is on its way")
 	}
 	// The admitted waiter clears W as it becomes active.
-	g.state.Add(^(wokenOne - 2))
+	g.state.Add(^(wokenBit - 2))
 	if g.state.Load() != passiveOne|1 {
 		t.Fatalf("state %#x after the admitted waiter became active", g.state.Load())
 	}
@@ -166,7 +166,7 @@ func TestGateReleasedRules(t *testing.T) {
 	for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
 		g.Released(gateTestStats, ev)
 	}
-	if g.head.Load() != 2 || g.state.Load() != 1|wokenOne {
+	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
 		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W", g.head.Load(), g.state.Load())
 	}
 }
