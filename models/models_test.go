@@ -61,8 +61,13 @@ func mutant(good check, mut, step, want string) check {
 func variant(good check, alt string) check { return derive(good, "variant", "ALT_"+alt) }
 
 // fixed derives a check that must verify from one that does not: the same
-// model, size and property with a proposed change of the code.
-func fixed(c check, fix string) check { return derive(c, "fix", "FIX_"+fix) }
+// model, size and property with a proposed change of the code (FIX_), named
+// <model>/fix/FIX_<fix>/<the property's check>.
+func fixed(c check, fix string) check {
+	f := derive(c, "fix", "FIX_"+fix)
+	f.name += c.name[strings.LastIndex(c.name, "/"):]
+	return f
+}
 
 func derive(good check, kind, define string) check {
 	c := good
@@ -93,13 +98,16 @@ func checks() []check {
 	// Ticket with concurrency restriction: the gate (reduced to its state
 	// word) caps the active waiters at one, and the others wait passive,
 	// with the slowpath flag as their mark. Two rounds each: a passive
-	// waiter that nobody admits is left blocked when the others are done.
-	// The model of the code fails (a lost wake-up: see README.md); with
-	// FIX_REMARK, the fix proposed there, it verifies, and the mutants of
-	// the ticket style are checked against it.
+	// waiter that nobody admits is left blocked when the others are done
+	// (safety2), or never lets alldone hold. The model of the code fails
+	// (a lost wake-up: see README.md); with FIX_REMARK, the fix proposed
+	// there, it verifies, and the mutants of the ticket style are checked
+	// against it.
 	tRestrict := check{name: "ticket/restrict/safety2", model: "ticket.pml",
 		spinD: []string{"-DNCPU=3", "-DITER=2", "-DCAP=1"}, ccD: safety, pan: []string{depth}}
 	tFix := fixed(tRestrict, "REMARK")
+	tFixDone := fixed(ltlCheck("ticket/restrict/alldone", "ticket.pml", "alldone",
+		"-DNCPU=3", "-DITER=2", "-DCAP=1"), "REMARK")
 
 	// The gate in front of an abstract lock whose every release looks at
 	// it (the queued lock's way): three goroutines, a cap of one active
@@ -141,7 +149,7 @@ func checks() []check {
 		mutant(tNohang, "KICK_QUEUED", "table-kick", cycle),
 		variant(tNohang, "ARM_BEFORE_RECHECK"),
 		variant(tNohang, "FLAG_FIRST"),
-		tRestrict, tFix,
+		tRestrict, tFix, tFixDone,
 		mutant(tFix, "NO_MARK", "gate-set-flag", deadlock),
 		mutant(tFix, "CLEAR_PASSIVE", "clear-cas", deadlock),
 

@@ -74,13 +74,14 @@
  * failed poll) turns passive again (contend-demote). A passive waiter
  * re-checks the lock (Gated.Free), admits the oldest passive waiter
  * itself if the lock is free, and waits until a passive waiter is
- * admitted; it then clears W and counts itself active. A release admits
- * the oldest if no active waiter is left (drained) or by the fairness
- * bound (a free choice). The gate is reduced to its state word (gact,
- * gw, gpas) and one admission bit (gadm) that any passive waiter may
- * take: gate.pml checks the gate's own steps, its FIFO tickets and the
- * halt and kick of a passive waiter. Leave, deferred in lockPV, comes
- * with the entry to the critical section. With CAP = NCPU, the default,
+ * admitted; it then clears W and counts itself active. Unless an
+ * admitted waiter is on its way in (W), a release admits the oldest if no
+ * active waiter is left (drained) or by the fairness bound (a free
+ * choice). The gate is reduced to its state word (gact, gw, gpas) and one
+ * admission bit (gadm) that any passive waiter may take: gate.pml checks
+ * the gate's own steps, its FIFO tickets and the halt and kick of a
+ * passive waiter. Leave, deferred in lockPV, comes with the entry to the
+ * critical section. With CAP = NCPU, the default,
  * there is no restriction: barge, Enter and Leave change nothing the
  * model can tell (barge is the first poll of steal, and nothing reads
  * the active count while nobody is passive), so the model leaves them
@@ -754,7 +755,7 @@ passive:
 	 * lock's mark does nothing): the re-check of the lock (Gated.Free),
 	 * then the halt until it is admitted */
 	if
-	:: locked == 0 -> rc = 1; goto admit /* free: admit the oldest ourselves */
+	:: locked == 0 -> rc = 1; goto admit /* free: admit the oldest */
 	:: else -> skip
 	fi;
 rechecked:

@@ -67,12 +67,13 @@
  * release runs unlockSlow), re-checks the lock, admits the oldest passive
  * waiter itself if the lock is free, and waits until a passive waiter is
  * admitted; it then clears W and counts itself active. unlockSlow clears
- * the flag only if no passive waiter waited at its look, and then calls
- * Gate.Released: a release that finds no active waiter (drained), or one
- * by the fairness bound (a free choice), admits the oldest. gate.pml
- * checks the gate's own steps, the passive tickets and the halt and kick
- * of a passive waiter; here the tickets are one admission bit that any
- * passive waiter may take, and the halt is a wait for it. With CAP = NCPU,
+ * the flag only if no passive waiter waited at its look; otherwise it
+ * calls Gate.Released: unless an admitted waiter is on its way in (W), a
+ * release that finds no active waiter (drained), or one by the fairness
+ * bound (a free choice), admits the oldest. gate.pml checks the gate's
+ * own steps, the passive tickets and the halt and kick of a passive
+ * waiter; here the tickets are one admission bit that any passive waiter
+ * may take, and the halt is a wait for it. With CAP = NCPU,
  * the default, every locker is active, and the model is the unrestricted
  * lock; the checks of restriction use CAP = 1.
  *
@@ -131,6 +132,14 @@
  *   ALT_FLAG_FIRST  flag, then arm and publish, then re-check: a kick that
  *                   finds nobody came from a release the re-check sees.
  */
+
+/* The Go code has the remark (ticket/lock.go, after clear-cas): it is
+ * modelled by default; -DNO_REMARK models the release without it. */
+#ifndef NO_REMARK
+#ifndef FIX_REMARK
+#define FIX_REMARK
+#endif
+#endif
 
 #ifndef NCPU
 #define NCPU 3
@@ -286,7 +295,8 @@ again:
 	:: o != 0 ->
 		atomic {
 			if
-			:: word == o - 1 -> o = 0; tk[me] = HEAD; word = (word + INC * HMOD) % WMOD; goto cs
+			:: word == o - 1 ->
+				o = 0; tk[me] = HEAD; word = (word + INC * HMOD) % WMOD; goto cs
 			:: else -> o = 0 /* the CAS failed */
 			fi
 		}
@@ -446,7 +456,10 @@ unlockslow:
 	/* unlockSlow(prev): next is prev's head + INC; nobody queued in prev
 	 * iff prev's tail is next. passive := gate.Waiting(), read after the
 	 * release. */
-	atomic { nx = (ps % HMOD + INC) % HMOD; pv = (gpas > 0) } /* step: unlock-gate-check */
+	atomic { /* step: unlock-gate-check */
+		nx = (ps % HMOD + INC) % HMOD;
+		pv = (gpas > 0)
+	}
 #ifdef MUT_BLINDCLEAR
 	if
 	:: ((ps / HMOD) & ~1) == nx && !pv -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
@@ -581,7 +594,7 @@ passive:
 	word = word | HMOD; /* step: gate-set-flag */
 #endif
 	if
-	:: (TAIL & ~1) == HEAD -> rc = 1; goto admit /* free: admit the oldest ourselves */
+	:: (TAIL & ~1) == HEAD -> rc = 1; goto admit /* free: admit the oldest */
 	:: else -> skip
 	fi;
 rechecked:

@@ -350,6 +350,17 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 		// CAS fail, and we kick.
 		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
+			// Lost wakeup, gate: a passive waiter that counted itself
+			// after our look at the gate may have set its mark on a flag
+			// that was set already, and this CAS just erased it. Look
+			// again: its count came before its mark, which came before
+			// this CAS. If it waits, set the flag again and let the gate
+			// admit, as a flagged release would.
+			if !l.gate.Waiting() {
+				return
+			}
+			l.word.Or(flagBit)
+			l.gate.Released(st, &gateEvents)
 			return
 		}
 	}
