@@ -66,6 +66,10 @@ type Row struct {
 	// vCPUs received.
 	Halts float64 `json:"halts"`
 	Kicks float64 `json:"kicks"`
+	// Passive is the number of passive waits per 1000 operations: waits
+	// outside the saturated lock (pvlock.Policy.Restrict); 0 for locks
+	// without a gate.
+	Passive float64 `json:"passive"`
 	// StealPct is the share of vCPU time spent runnable but not running.
 	StealPct float64 `json:"steal_pct"`
 	// Fairness is max/min of per-vCPU lock acquisitions (1 is perfectly
@@ -173,7 +177,12 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		steal, vcpuTime     time.Duration
 		lat                 latencyHist
 		before              = vcpuCounters(vms)
+		passive             = func() uint64 { return 0 }
 	)
+	if lk.Passive != nil {
+		passive = lk.Passive
+	}
+	passiveBefore := passive()
 	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
 		res, err := runOnce(ctx, vms, wl, lk, spec, r, d)
 		switch {
@@ -206,6 +215,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		row.Halts = halts * 1000 / units
 		row.Kicks = kicks * 1000 / units
 		row.Polls = polls * 1000 / units
+		row.Passive = float64(passive()-passiveBefore) * 1000 / units
 	}
 	if polls > 0 {
 		row.PollHitPct = 100 * float64(after.pollHits-before.pollHits) / polls

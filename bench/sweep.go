@@ -18,7 +18,10 @@ import (
 // knob is varied at a time with the other adaptive, and the adaptive
 // default is measured beside them, so each cell says whether adaptive
 // keeps up with the best fixed choice for that workload, lock and
-// overcommit.
+// overcommit. Every setting runs with the lock's concurrency restriction
+// on, and one more, "unrestricted", runs the adaptive policy with it off
+// (the lock's -unrestricted variant): the default against every lock of
+// its family.
 
 // Adaptive marks a sweep setting left to the adaptive policy.
 const Adaptive = -1
@@ -54,6 +57,9 @@ type SweepRow struct {
 	Row
 	Threshold int
 	HaltPoll  time.Duration
+	// Unrestricted says the row ran with the lock's concurrency
+	// restriction off.
+	Unrestricted bool
 }
 
 // sweepJSON is a SweepRow's JSON form: the Row's fields, then threshold
@@ -61,13 +67,14 @@ type SweepRow struct {
 // "adaptive").
 type sweepJSON struct {
 	Row
-	Threshold any `json:"threshold"`
-	HaltPoll  any `json:"halt_poll"`
+	Threshold any  `json:"threshold"`
+	HaltPoll  any  `json:"halt_poll"`
+	Restrict  bool `json:"restrict"`
 }
 
 // MarshalJSON writes the row with its settings as numbers or "adaptive".
 func (r SweepRow) MarshalJSON() ([]byte, error) {
-	j := sweepJSON{Row: r.Row, Threshold: "adaptive", HaltPoll: "adaptive"}
+	j := sweepJSON{Row: r.Row, Threshold: "adaptive", HaltPoll: "adaptive", Restrict: !r.Unrestricted}
 	if r.Threshold != Adaptive {
 		j.Threshold = r.Threshold
 	}
@@ -77,10 +84,12 @@ func (r SweepRow) MarshalJSON() ([]byte, error) {
 	return json.Marshal(j)
 }
 
-// Setting names the row's setting: "adaptive", "spin=1024" or
-// "haltpoll=200µs".
+// Setting names the row's setting: "adaptive", "unrestricted",
+// "spin=1024" or "haltpoll=200µs".
 func (r SweepRow) Setting() string {
 	switch {
+	case r.Unrestricted:
+		return "unrestricted"
 	case r.Threshold != Adaptive:
 		return fmt.Sprintf("spin=%d", r.Threshold)
 	case r.HaltPoll != Adaptive:
@@ -90,17 +99,18 @@ func (r SweepRow) Setting() string {
 }
 
 type sweepSetting struct {
-	threshold int
-	haltPoll  time.Duration
+	threshold    int
+	haltPoll     time.Duration
+	unrestricted bool
 }
 
 func (s SweepSpec) settings() []sweepSetting {
-	out := []sweepSetting{{Adaptive, Adaptive}}
+	out := []sweepSetting{{Adaptive, Adaptive, false}, {Adaptive, Adaptive, true}}
 	for _, t := range s.Thresholds {
-		out = append(out, sweepSetting{t, Adaptive})
+		out = append(out, sweepSetting{t, Adaptive, false})
 	}
 	for _, h := range s.HaltPolls {
-		out = append(out, sweepSetting{Adaptive, h})
+		out = append(out, sweepSetting{Adaptive, h, false})
 	}
 	return out
 }
@@ -122,6 +132,9 @@ func (s SweepSpec) Validate() error {
 		}
 		if k.WithThreshold == nil {
 			return fmt.Errorf("bench: lock %s has no spin threshold to sweep (PV locks: pv-ticket, pv-qspin, pv-qspin-nosteal)", name)
+		}
+		if _, err := locks.Lookup(name + locks.Unrestricted); err != nil {
+			return fmt.Errorf("bench: lock %s has no %s variant to sweep against", name, locks.Unrestricted)
 		}
 	}
 	for _, t := range s.Thresholds {
@@ -163,6 +176,10 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 				for _, set := range settings {
 					cell := spec.Cell
 					cell.Workload, cell.Lock, cell.Overcommit = wl, name, oc
+					if set.unrestricted {
+						u, _ := locks.Lookup(name + locks.Unrestricted)
+						cell.NewLock = u.New
+					}
 					if set.threshold != Adaptive {
 						n := uint32(set.threshold)
 						cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
@@ -172,7 +189,7 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 					} else {
 						setHaltPoll(found.HaltPoll, true)
 					}
-					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll}
+					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll, Unrestricted: set.unrestricted}
 					if spec.Progress != nil {
 						spec.Progress(len(rows), total, fmt.Sprintf("%s %s %gx %s", wl, name, oc, row.Setting()))
 					}

@@ -60,6 +60,15 @@ func mutant(good check, mut, step, want string) check {
 // variant derives a check that must still verify: a harmless reordering.
 func variant(good check, alt string) check { return derive(good, "variant", "ALT_"+alt) }
 
+// fixed derives a check that must verify from one that does not: the same
+// model, size and property with a proposed change of the code (FIX_), named
+// <model>/fix/FIX_<fix>/<the property's check>.
+func fixed(c check, fix string) check {
+	f := derive(c, "fix", "FIX_"+fix)
+	f.name += c.name[strings.LastIndex(c.name, "/"):]
+	return f
+}
+
 func derive(good check, kind, define string) check {
 	c := good
 	c.name = strings.TrimSuffix(good.model, ".pml") + "/" + kind + "/" + define
@@ -73,6 +82,8 @@ const (
 	doubleEntry = "assertion violated (hnode==0)"
 	// the assertion that the waking hint is gone when every vCPU is done
 	staleHint = "assertion violated ((finished<3)"
+	// a state where every process that has not finished is blocked
+	deadlock = "invalid end state (at depth"
 )
 
 func checks() []check {
@@ -84,6 +95,29 @@ func checks() []check {
 	tSafety2 := check{name: "ticket/safety2", model: "ticket.pml", spinD: []string{"-DNCPU=3", "-DITER=2"},
 		ccD: safety, pan: []string{depth}}
 	tNohang := ltlCheck("ticket/nohang", "ticket.pml", "nohang", "-DNCPU=3")
+	// Ticket with concurrency restriction: the gate (reduced to its state
+	// word) caps the active waiters at one, and the others wait passive,
+	// with the slowpath flag as their mark. Two rounds each: a passive
+	// waiter that nobody admits is left blocked when the others are done
+	// (safety2), or never lets alldone hold. The model of the code fails
+	// (a lost wake-up: see README.md); with FIX_REMARK, the fix proposed
+	// there, it verifies, and the mutants of the ticket style are checked
+	// against it.
+	tRestrict := check{name: "ticket/restrict/safety2", model: "ticket.pml",
+		spinD: []string{"-DNCPU=3", "-DITER=2", "-DCAP=1"}, ccD: safety, pan: []string{depth}}
+	tFix := fixed(tRestrict, "REMARK")
+	tFixDone := fixed(ltlCheck("ticket/restrict/alldone", "ticket.pml", "alldone",
+		"-DNCPU=3", "-DITER=2", "-DCAP=1"), "REMARK")
+
+	// The gate in front of an abstract lock whose every release looks at
+	// it (the queued lock's way): three goroutines, a cap of one active
+	// waiter. The assertions with every goroutine locking for ever,
+	// alldone with two rounds each (no waiter stays passive for ever), and
+	// nolost for ever (an admitted waiter that sleeps is kicked).
+	gSafety := check{name: "gate/safety", model: "gate.pml", spinD: []string{"-DNCPU=3"},
+		ccD: safety, pan: []string{depth}}
+	gDone := ltlCheck("gate/alldone", "gate.pml", "alldone", "-DNCPU=3", "-DITER=2")
+	gNolost := ltlCheck("gate/nolost", "gate.pml", "nolost", "-DNCPU=3")
 
 	// Queued lock: three goroutines. The assertions are checked with every
 	// goroutine locking for ever (qSafety), and alldone under weak fairness
@@ -96,6 +130,11 @@ func checks() []check {
 	qDone := ltlCheck("qspin/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=1")
 	qDone2 := ltlCheck("qspin/alldone2", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=2")
 	qDone2.ccD = []string{"-DCOLLAPSE"}
+	// The restricted queued lock: a cap of one active waiter, which spins
+	// as the admitted spinner (contend) and may wait passive again.
+	qrSafety := check{name: "qspin/restrict/safety", model: "qspin.pml", spinD: []string{"-DNCPU=3", "-DCAP=1"},
+		ccD: append([]string{"-DCOLLAPSE"}, safety...), pan: []string{depth}}
+	qrDone := ltlCheck("qspin/restrict/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=1", "-DCAP=1")
 
 	return []check{
 		tSafety, tSafety2, tNohang,
@@ -107,8 +146,22 @@ func checks() []check {
 		mutant(tNohang, "NOCARRY", "unlock-wrap", cycle),
 		mutant(tSafety2, "WAKING_LATE", "waking-set", staleHint),
 		mutant(tSafety2, "NO_RETIRE", "retire-hint", staleHint),
+		mutant(tNohang, "KICK_QUEUED", "table-kick", cycle),
 		variant(tNohang, "ARM_BEFORE_RECHECK"),
 		variant(tNohang, "FLAG_FIRST"),
+		tRestrict, tFix, tFixDone,
+		mutant(tFix, "NO_MARK", "gate-set-flag", deadlock),
+		mutant(tFix, "CLEAR_PASSIVE", "clear-cas", deadlock),
+
+		gSafety, gDone, gNolost,
+		mutant(gDone, "NO_RECHECK", "gate-recheck", cycle),
+		mutant(gDone, "LOOK_FIRST", "gate-admit-drained", cycle),
+		mutant(gDone, "NO_DRAIN", "gate-admit-drained", cycle),
+		mutant(gNolost, "ARMLATE", "gate-arm", cycle),
+		mutant(gNolost, "KICK_FIRST", "gate-head", cycle),
+		mutant(gDone, "NO_CLEAR_W", "gate-active", cycle),
+		mutant(gDone, "ADMIT_WOKEN", "gate-admit", cycle),
+		variant(gNolost, "ARM_AFTER_PUBLISH"),
 
 		qSafety, qDone, qDone2,
 		mutant(qDone, "NOKICK", "unlock-kick", cycle),
@@ -129,6 +182,8 @@ func checks() []check {
 		mutant(qDone2, "KICKNODE_NO_SEQ", "kicknode-seq", doubleEntry),
 		mutant(qDone2, "KICKNODE_SEQ_LATE", "kicknode-seq", doubleEntry),
 		variant(qDone, "KICKNODE_SLOW_FIRST"),
+		qrSafety, qrDone,
+		mutant(qrDone, "GATE_FIRST", "unlock-gate-check", cycle),
 	}
 }
 

@@ -1,7 +1,8 @@
 /*
  * qspin.pml -- the PV queued spinlock of package qspin (qspin/pv.go,
  * qspin/slowpath.go, qspin/lock.go) with its halt/kick layer
- * (kick/waiter.go), step by step as the Go code does it. It follows the
+ * (kick/waiter.go) and, optionally, the concurrency restriction in front
+ * of its slow path, step by step as the Go code does it. It follows the
  * Linux qspinlock_paravirt.h protocol as ported: the hash is written before
  * SLOW, a halt is arm / re-check / halt with a sticky token that Arm
  * clears, and lock stealing is bounded. The queue head of this lock (with
@@ -54,6 +55,38 @@
  * the release: its goroutine may have taken the lock and moved on by then,
  * and the token waits in its waiter (a stray kick) until the next Arm.
  *
+ * Unlock: the inlined fast path releases a word that is LOCKED and
+ * nothing else with one CAS (unlock-fast), else unlockPV releases it;
+ * after the release, and only then, one load of the gate's state
+ * (unlock-gate-check) and, if passive waiters wait, Gate.Released
+ * (unlock-gate). Every batch-th release takes the outlined path before
+ * its CAS, whose release() tries the same CAS: the model does not tell
+ * the two apart.
+ *
+ * Concurrency restriction (lockcore.Gate, internal/lockcore/gate.go):
+ * with CAP < NCPU, a locker that fails the fast CAS barges (one trylock
+ * of a word neither held nor pending: bargePolls polls end as one poll at
+ * the last of them), then passes the gate. With fewer than CAP active
+ * waiters it counts itself active and spins as the admitted spinner
+ * (contend): it takes a free word that is not pending (contend-trylock),
+ * queues if a fair head set pending or once it has waited for starveAfter
+ * (a free choice), and after its spin threshold (a free choice after any
+ * failed poll) turns passive again (contend-demote). A passive waiter
+ * re-checks the lock (Gated.Free), admits the oldest passive waiter
+ * itself if the lock is free, and waits until a passive waiter is
+ * admitted; it then clears W and counts itself active. Unless an
+ * admitted waiter is on its way in (W), a release admits the oldest if no
+ * active waiter is left (drained) or by the fairness bound (a free
+ * choice). The gate is reduced to its state word (gact, gw, gpas) and one
+ * admission bit (gadm) that any passive waiter may take: gate.pml checks
+ * the gate's own steps, its FIFO tickets and the halt and kick of a
+ * passive waiter. Leave, deferred in lockPV, comes with the entry to the
+ * critical section. With CAP = NCPU, the default,
+ * there is no restriction: barge, Enter and Leave change nothing the
+ * model can tell (barge is the first poll of steal, and nothing reads
+ * the active count while nobody is passive), so the model leaves them
+ * out, and the lock steals as before.
+ *
  * Properties: the assertions (mutual exclusion; a lock has at most one
  * hash entry; the unlocker that sees SLOW finds the entry; the word is
  * LOCKED at the claim and LOCKED or SLOW at Unlock; a halt ends only with
@@ -62,7 +95,8 @@
  * rounds bounds stealing, so a goroutine halted for ever is a goroutine
  * that never finishes, whatever the others do. models_test.go checks the
  * assertions with ITER 0 (every goroutine locks for ever) and alldone,
- * assertions included, with ITER 1 and ITER 2.
+ * assertions included, with ITER 1 and ITER 2; and, restricted (CAP = 1),
+ * the assertions with ITER 0 and alldone with ITER 1.
  *
  * Mutants (spin -DMUT_xxx), each breaking one step, must fail alldone: the
  * first twelve with ITER 1; the last four need a node's entry of an
@@ -96,6 +130,11 @@
  *                         bumping hashSeq.
  *   KICKNODE_SEQ_LATE     kicknode-seq: pvKickNode bumps hashSeq after the
  *                         CAS that tells next it is hashed.
+ * With CAP = 1, and failing alldone with ITER 1:
+ *   GATE_FIRST            unlock-gate-check: the release loads the gate's
+ *                         state before it releases the lock: a waiter that
+ *                         counts itself passive in between finds the lock
+ *                         held, and the release never admits it.
  * One reordering is harmless and must verify (spin -DALT_xxx):
  *   KICKNODE_SLOW_FIRST   pvKickNode marks SLOW before hashing: the holder
  *                         itself unlocks later, and nobody else acts on
@@ -110,6 +149,9 @@
 #endif
 #ifndef STEAL
 #define STEAL 2 /* polls of one lock-stealing attempt */
+#endif
+#ifndef CAP
+#define CAP NCPU /* the cap of active waiters; NCPU: no restriction */
 #endif
 
 #define LOCKED 1 /* lockedVal */
@@ -143,6 +185,17 @@ bit useq[NCPU];
 
 /* the waiters */
 byte wstate[NCPU];
+
+/* lockcore.Gate, reduced to what the lock sees of it (gate.pml models
+ * it step by step, with the tickets, halt and kick of a passive waiter):
+ * the fields of its state word, gact (active waiters), gw (W: an admitted
+ * waiter is on its way in) and gpas (passive waiters), and gadm, an
+ * admission that no passive waiter has seen yet. Any passive waiter may
+ * take it: the model drops the FIFO order of the passive tickets. */
+byte gact;
+bit gw;
+byte gpas;
+bit gadm;
 
 /* observers */
 byte incs;     /* goroutines in the critical section */
@@ -464,6 +517,39 @@ inline unlock_pv() {
 
 /* ---- qspin/slowpath.go ---- */
 
+/* contend: the admitted waiter of a restricted lock spins for a free,
+ * not pending word without queueing; it queues if a fair head set
+ * pending, or once it has waited for starveAfter (a free choice); after
+ * the spin threshold (a free choice after any failed poll) it waits
+ * outside the gate again. */
+inline contend() {
+	do
+	:: atomic { /* step: contend-trylock */
+		if
+		:: locked == 0 && pending == 0 -> locked = LOCKED; goto cs
+		:: pending -> break
+		:: else ->
+			if
+			:: skip  /* poll again */
+			:: break /* threshold */
+			fi
+		fi
+	   }
+	od;
+	atomic {
+		if
+		:: pending -> goto queued
+		:: else ->
+			if
+			:: goto queued /* starving */
+			:: skip
+			fi
+		fi
+	}
+	atomic { gact--; gpas++ } /* step: contend-demote */
+	goto passive
+}
+
 /* steal: bounded lock stealing while the head is not spinning. */
 inline steal() {
 	do
@@ -526,6 +612,15 @@ inline queue() {
 
 /* ---- qspin/lock.go ---- */
 
+/* The end of a round. */
+inline round_done() {
+	rounds++;
+	if
+	:: ITER > 0 && rounds == ITER -> finished++; goto end
+	:: else -> rounds = (ITER > 0 -> rounds : 0)
+	fi
+}
+
 active [NCPU] proctype g() {
 	byte me = _pid;
 	byte o;      /* scratch */
@@ -534,6 +629,12 @@ active [NCPU] proctype g() {
 	bit fair;    /* pvWaitHeadOrLock's fair: the head is starving */
 	byte i;      /* scratch loop index */
 	byte sc;     /* steal polls */
+	bit ingate;  /* counted in the gate (until Leave) */
+	bit gfair;   /* Gate.admit: by the fairness bound */
+	bit rc;      /* Gate.admit was called by the re-check (else by a release) */
+#ifdef MUT_GATE_FIRST
+	bit look;    /* the look at the gate before the release */
+#endif
 	byte rounds;
 
 again:
@@ -543,18 +644,52 @@ again:
 		:: else -> skip
 		fi
 	}
+#if CAP < NCPU
+	/* lockPV: barge (a trylock of a word that is neither held nor
+	 * pending: its bargePolls polls are one poll at the last of them),
+	 * then Gate.Enter: active if the active set has room, else passive */
+	atomic {
+		if
+		:: locked == 0 && pending == 0 -> locked = LOCKED; goto cs
+		:: else -> skip
+		fi
+	}
+	atomic {
+		ingate = 1;
+		if
+		:: gact < CAP -> gact++
+		:: else -> gpas++; goto passive
+		fi
+	}
+contended:
+	contend();
+#else
+	/* No restriction: the gate counts every locker active, which nothing
+	 * reads while no waiter is passive, so the model leaves the count
+	 * out. */
+contended:
 	steal();
+#endif
+queued:
 	queue();
 
 cs:
-	/* Our node is dead until our next queue() resets it: clear it to keep
-	 * stale values out of the state (a kick may still reach our waiter). */
+	/* Gate.Leave (deferred in lockPV) if we passed the gate. Our node is
+	 * dead until our next queue() resets it: clear it to keep stale
+	 * values out of the state (a kick may still reach our waiter). */
 	atomic {
+		gact = gact - ingate; ingate = 0;
 		assert(incs == 0);
 		incs++;
 		nlocked[me] = 0; nnext[me] = 0; nstate[me] = RUNNING
 	}
 progress_cs:
+#ifdef MUT_GATE_FIRST
+	look = (gpas > 0);
+#endif
+	/* Unlock: the fast CAS of a word that is LOCKED and nothing else
+	 * (every batch-th release takes the outlined path first, whose
+	 * release() tries the same CAS), else unlockPV */
 	atomic { /* step: unlock-fast */
 		incs--;
 		if
@@ -564,11 +699,80 @@ progress_cs:
 	}
 	unlock_pv();
 unlocked:
-	rounds++;
+	/* after the release, one load of the gate (Waiting) */
+#ifdef MUT_GATE_FIRST
+	atomic { /* step: unlock-gate-check */
+		if
+		:: look -> look = 0
+		:: else -> round_done(); goto again
+		fi
+	}
+#else
+	atomic { /* step: unlock-gate-check */
+		if
+		:: gpas > 0 -> skip
+		:: else -> round_done(); goto again
+		fi
+	}
+#endif
+	/* Gate.Released: one load of the state picks the case */
+	atomic { /* step: unlock-gate */
+		if
+		:: gpas == 0 || gw -> goto done /* none, or one on its way in */
+		:: else -> skip
+		fi;
+		if
+		:: gact == 0 -> gfair = 0 /* drained */
+		:: gact != 0 ->
+			if
+			:: gfair = 1 /* the fairness bound */
+			:: goto done /* no clock look, or the bound has not passed */
+			fi
+		fi
+	}
+admit:
+	/* Gate.admit: count the oldest out of the passive waiters and set W,
+	 * then move the head past its ticket (whose waiter the kick that
+	 * follows wakes) */
+	atomic {
+		if
+		:: gpas > 0 && !gw && (gfair || gact == 0) -> gpas--; gw = 1
+		:: else -> goto admitdone /* none left, one on its way, or not drained */
+		fi
+	}
+	gadm = 1;
+admitdone:
 	if
-	:: ITER > 0 && rounds == ITER -> finished++
-	:: else -> rounds = (ITER > 0 -> rounds : 0); goto again
-	fi
+	:: rc -> atomic { rc = 0; gfair = 0 } goto rechecked
+	:: else -> gfair = 0
+	fi;
+done:
+	atomic { round_done() }
+	goto again;
+
+passive:
+	/* Gate.wait, of a waiter that counted itself passive (a queued
+	 * lock's mark does nothing): the re-check of the lock (Gated.Free),
+	 * then the halt until it is admitted */
+	if
+	:: locked == 0 -> rc = 1; goto admit /* free: admit the oldest */
+	:: else -> skip
+	fi;
+rechecked:
+	/* the halt ends when a ticket is admitted (gate.pml: the admitter's
+	 * kick always comes) */
+	atomic { gadm -> gadm = 0 }
+	/* woken to active: add 1 - W to the state word */
+	atomic {
+		if
+		:: gw -> gw = 0
+		:: else -> gw = 1; gpas-- /* the borrow of the Go add */
+		fi;
+		gact++
+	}
+	goto contended;
+end:
+	skip
 }
 
 /* Every goroutine completes its ITER rounds (only meaningful with

@@ -22,6 +22,7 @@ import (
 var modelFiles = map[string][]string{
 	"ticket.pml": {"kick/waiter.go", "ticket/lock.go"},
 	"qspin.pml":  {"kick/waiter.go", "qspin/pv.go", "qspin/slowpath.go", "qspin/lock.go"},
+	"gate.pml":   {"kick/waiter.go", "internal/lockcore/gate.go"},
 }
 
 var (

@@ -1,6 +1,8 @@
 /*
  * ticket.pml -- the PV ticket lock of package ticket (ticket/lock.go) with
- * its halt/kick layer (kick/waiter.go, kick/table.go).
+ * its halt/kick layer (kick/waiter.go, kick/table.go) and the concurrency
+ * restriction in front of its slow path (internal/lockcore/gate.go, reduced
+ * to what the lock sees of it).
  *
  * NCPU vCPUs each loop: Lock, critical section, Unlock -- ITER times, or
  * for ever when ITER is 0. Every step of the Go code whose order matters
@@ -11,8 +13,11 @@
  *
  *   Go                                     model
  *   -------------------------------------  ----------------------------------
- *   Lock: word.Add(INC<<32); fast path     atomic { tk = qlen; qlen++ }
- *     if the old head == the old tail        (ticket 0 = being served)
+ *   Lock: w := word.Load(); if free,       take-ticket: load; then a CAS of
+ *     CAS(w, w + INC<<32)                    the loaded word takes a ticket
+ *   lockContended: gate.Enter              gact++, or passive (gpas++)
+ *   lockQueued: word.Add(INC<<32)          queue-ticket; served at once if
+ *                                            the old head is the ticket
  *   lockSlow: poll head SpinThreshold      poll tk == 0; the threshold may
  *     times, then halt()                     run out after any poll
  *   halt(): w.Arm()                        wstate = IDLE    } one step: no
@@ -23,13 +28,20 @@
  *             FUTEX_WAIT(&state, sleeping)
  *           waiters.Withdraw(w)            pub = 0
  *           back to polling                goto spin
+ *   gate.Leave (deferred), once held       gact-- with the entry to the
+ *                                            critical section
  *   Unlock: prev := word.Load()            snapshot qlen, flag
  *           now := word.Add(INC)           release(): serve the next ticket,
  *                                            read flag in the same step
  *           if now has the flag:
- *   unlockSlow: if nobody queued in prev,  CAS: clears the flag only if no
- *     CAS(released, released &^ flag)        release and no ticket since
- *     else (or CAS failed) Kick(next)      kick(): token + FUTEX_WAKE
+ *   unlockSlow: passive := gate.Waiting()  unlock-gate-check: gpas > 0
+ *     if nobody queued in prev and not     CAS: clears the flag only if no
+ *     passive: CAS(released, &^ flag)        release and no ticket since
+ *     else (or CAS failed), if queued or   kick(): token + FUTEX_WAKE
+ *     gate.Active(): Kick(next)
+ *     if passive: gate.Released            unlock-gate: admit, see below
+ *   Gate.wait (passive): MarkPassive       gate-set-flag: flag = 1 (RMW)
+ *     re-check Free, halt until admitted   admit if free; wait for gadm
  *
  * The lock word is the Go word with W-bit halves instead of 32-bit ones:
  * head in the low W bits, tail (its LSB the slowpath flag) in the high W
@@ -37,7 +49,9 @@
  * head wraps every fourth release: the unlocker then adds INC - 2^W so that
  * head's carry does not reach tail (Go: delta -= carry). Tickets are
  * absolute, so a kick of the table's waiter for ticket t can reach a waiter
- * of a later lap that holds t again, as in Go.
+ * of a later lap that holds t again, as in Go. The fast path's CAS fails
+ * if the word changed since its load, which a flag set or cleared does
+ * while the lock stays free: the load and the CAS are two steps.
  *
  * The waking hint (Lock.waking): an unlocker that kicks stores next|1
  * before Table.Kick and takes it back (CAS to 0) if the table had no
@@ -46,6 +60,22 @@
  * hint is only a hint (an early halt is a halt like any other), so what
  * the model checks about it is that it does not outlive its use: when
  * every vCPU has finished, the hint is 0.
+ *
+ * The gate (lockcore.Gate): a contended locker counts itself active if
+ * fewer than CAP waiters are, and only then takes a ticket; otherwise it
+ * counts itself passive, marks the lock (the slowpath flag, so that every
+ * release runs unlockSlow), re-checks the lock, admits the oldest passive
+ * waiter itself if the lock is free, and waits until a passive waiter is
+ * admitted; it then clears W and counts itself active. unlockSlow clears
+ * the flag only if no passive waiter waited at its look; otherwise it
+ * calls Gate.Released: unless an admitted waiter is on its way in (W), a
+ * release that finds no active waiter (drained), or one by the fairness
+ * bound (a free choice), admits the oldest. gate.pml checks the gate's
+ * own steps, the passive tickets and the halt and kick of a passive
+ * waiter; here the tickets are one admission bit that any passive waiter
+ * may take, and the halt is a wait for it. With CAP = NCPU,
+ * the default, every locker is active, and the model is the unrestricted
+ * lock; the checks of restriction use CAP = 1.
  *
  * The model has no spurious wake-ups and no halt timeout: a waiter leaves a
  * halt only because it was kicked, so the liveness checks show that kicks
@@ -56,7 +86,17 @@
  *
  * Properties: the assertions (mutual exclusion; Unlock of a held lock; a
  * halt ends only with a kick token), no invalid end state (no reachable
- * state where every vCPU is stuck), and the ltl formulas at the end.
+ * state where every vCPU is stuck; with ITER > 0, a passive waiter that
+ * nobody admits is stuck once the others are done), and the ltl formulas
+ * at the end.
+ *
+ * With CAP = 1 the model of unlockSlow as written fails: a waiter that
+ * counts itself passive after the look at the gate marks a flag that is
+ * still set, so its Or changes nothing the clear-CAS could see, and the
+ * CAS erases its mark; the lock is then taken and released with no flag,
+ * and nobody looks at the gate again. FIX_REMARK is the change that closes
+ * it: after a clear-CAS that succeeds, look at the gate again, and if a
+ * passive waiter waits now, set the flag again and run Gate.Released.
  *
  * Mutants (spin -DMUT_xxx); each must make spin report an error:
  *   MUT_NOBARRIER   the release is a plain store that waits in the store
@@ -77,6 +117,14 @@
  *   MUT_WAKING_LATE the unlocker stores the waking hint after the kick: the
  *                   kicked holder can acquire first, and the hint stays.
  *   MUT_NO_RETIRE   the waiter that acquires does not retire the hint.
+ *   MUT_KICK_QUEUED the unlocker whose clear-CAS failed kicks only if a
+ *                   ticket was queued in its snapshot, whatever the gate's
+ *                   active count: a waiter that took its ticket after the
+ *                   snapshot and halted is never kicked.
+ * With CAP = 1 and FIX_REMARK:
+ *   MUT_NO_MARK     the passive waiter does not set the flag.
+ *   MUT_CLEAR_PASSIVE  the clear-CAS ignores passive waiters, and the
+ *                   release that cleared the flag returns.
  *
  * Two reorderings look alike but are harmless, and must verify:
  *   ALT_ARM_BEFORE_RECHECK  publish, flag, arm, re-check: a kick that the
@@ -84,6 +132,14 @@
  *   ALT_FLAG_FIRST  flag, then arm and publish, then re-check: a kick that
  *                   finds nobody came from a release the re-check sees.
  */
+
+/* The Go code has the remark (ticket/lock.go, after clear-cas): it is
+ * modelled by default; -DNO_REMARK models the release without it. */
+#ifndef NO_REMARK
+#ifndef FIX_REMARK
+#define FIX_REMARK
+#endif
+#endif
 
 #ifndef NCPU
 #define NCPU 3
@@ -120,6 +176,21 @@ bit infutex[NCPU]; /* the thread is blocked in FUTEX_WAIT */
  * its ticket tk[i]. Publish, Withdraw and Kick each hold the bucket mutex,
  * so each is one atomic step here. */
 bit pub[NCPU];
+
+/* lockcore.Gate, reduced to what the lock sees of it (gate.pml models
+ * it step by step, with the tickets, halt and kick of a passive waiter):
+ * the fields of its state word, gact (active waiters), gw (W: an admitted
+ * waiter is on its way in) and gpas (passive waiters), and gadm, an
+ * admission that no passive waiter has seen yet (the head moved past a
+ * ticket). Any passive waiter may take it: the model drops the FIFO order
+ * of the passive tickets, which only decides which waiter goes first. */
+#ifndef CAP
+#define CAP NCPU /* the cap of active waiters; NCPU: no restriction */
+#endif
+byte gact;
+bit gw;
+byte gpas;
+bit gadm;
 
 /* Observers. */
 byte incs;     /* vCPUs in the critical section */
@@ -204,17 +275,49 @@ active [NCPU] proctype vcpu() {
 	byte nx;     /* unlockSlow: the ticket now served */
 	bit nf;      /* Unlock: flag returned by the release */
 	bit found;   /* unlockSlow: Table.Kick found a waiter */
+	bit pv;      /* unlockSlow: passive waiters wait at the gate */
+	bit fair;    /* Gate.admit: by the fairness bound */
+	bit rc;      /* Gate.admit was called by the re-check (else by unlockSlow) */
 	byte rounds;
 
 again:
-	/* Lock: take a ticket; the fast path tests the old word from the same
-	 * atomic add. */
+	/* Lock: load the word (o = word + 1 if the lock is free); a free lock
+	 * is taken by a CAS of the loaded word that takes the next ticket. The
+	 * CAS fails if the word changed since the load: a ticket taken, or the
+	 * flag set or cleared, which leaves the lock free. */
 	atomic { /* step: take-ticket */
+		if
+		:: (TAIL & ~1) == HEAD -> o = word + 1
+		:: else -> skip
+		fi
+	}
+	if
+	:: o != 0 ->
+		atomic {
+			if
+			:: word == o - 1 ->
+				o = 0; tk[me] = HEAD; word = (word + INC * HMOD) % WMOD; goto cs
+			:: else -> o = 0 /* the CAS failed */
+			fi
+		}
+	:: else -> skip
+	fi;
+	/* lockContended: Gate.Enter, active if the active set has room */
+	atomic {
+		if
+		:: gact < CAP -> gact++
+		:: else -> gpas++; goto passive
+		fi
+	}
+queue:
+	/* lockQueued: take a ticket with an atomic add; it may be served at
+	 * once */
+	atomic { /* step: queue-ticket */
 		tk[me] = TAIL & ~1;
 		o = HEAD;
 		word = (word + INC * HMOD) % WMOD;
 		if
-		:: tk[me] == o -> o = 0; goto cs
+		:: tk[me] == o -> o = 0; goto gotlock
 		:: else -> o = 0
 		fi
 	}
@@ -291,7 +394,7 @@ acquired:
 		fi
 	}
 #endif
-	goto cs;
+	goto gotlock;
 
 halt:
 	/* halt(): arm, publish, flag (atomic RMW), re-check, halt */
@@ -351,14 +454,19 @@ halt:
 
 unlockslow:
 	/* unlockSlow(prev): next is prev's head + INC; nobody queued in prev
-	 * iff prev's tail is next. */
-	nx = (ps % HMOD + INC) % HMOD;
+	 * iff prev's tail is next. passive := gate.Waiting(), read after the
+	 * release. */
+	atomic { /* step: unlock-gate-check */
+		nx = (ps % HMOD + INC) % HMOD;
+		pv = (gpas > 0)
+	}
 #ifdef MUT_BLINDCLEAR
 	if
-	:: ((ps / HMOD) & ~1) == nx -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
+	:: ((ps / HMOD) & ~1) == nx && !pv -> word = word & ~HMOD; goto unlocked /* step: clear-cas */
 	:: else -> skip
 	fi;
 #else
+#ifdef MUT_CLEAR_PASSIVE
 	atomic { /* step: clear-cas */
 		if
 		:: ((ps / HMOD) & ~1) == nx && word == (ps / HMOD) * HMOD + nx ->
@@ -366,7 +474,76 @@ unlockslow:
 		:: else -> skip
 		fi
 	}
+#else
+	atomic { /* step: clear-cas */
+		if
+		:: ((ps / HMOD) & ~1) == nx && !pv && word == (ps / HMOD) * HMOD + nx ->
+#ifdef FIX_REMARK
+			word = word & ~HMOD; goto remark
+#else
+			word = word & ~HMOD; goto unlocked
 #endif
+		:: else -> skip
+		fi
+	}
+#endif
+#endif
+	/* kick the holder of next, unless no ticket was queued and the gate
+	 * has no active waiter (only an active waiter holds a ticket) */
+	atomic {
+		if
+#ifdef MUT_KICK_QUEUED
+		:: ((ps / HMOD) & ~1) != nx -> goto kicknext /* step: table-kick */
+#else
+		:: ((ps / HMOD) & ~1) != nx || gact != 0 -> goto kicknext
+#endif
+		:: else -> skip
+		fi
+	}
+#ifdef FIX_REMARK
+	goto kicked;
+remark:
+	/* the flag is cleared: look at the gate again, and if a passive
+	 * waiter counted itself since the first look, its mark may be the
+	 * flag just cleared: set it again and let the gate admit */
+	atomic { pv = (gpas > 0); if :: !pv -> goto unlocked :: else -> skip fi }
+	word = word | HMOD;
+#endif
+kicked:
+	/* Gate.Released if passive waiters wait: one load of the gate's
+	 * state picks the case */
+	atomic { /* step: unlock-gate */
+		if
+		:: !pv || gpas == 0 || gw -> goto unlocked /* none, or one on its way in */
+		:: else -> skip
+		fi;
+		if
+		:: gact == 0 -> fair = 0 /* drained */
+		:: gact != 0 ->
+			if
+			:: fair = 1 /* the fairness bound */
+			:: goto unlocked /* no clock look, or the bound has not passed */
+			fi
+		fi
+	}
+admit:
+	/* Gate.admit: count the oldest out of the passive waiters and set W,
+	 * then move the head past its ticket (whose waiter the kick that
+	 * follows wakes) */
+	atomic {
+		if
+		:: gpas > 0 && !gw && (fair || gact == 0) -> gpas--; gw = 1
+		:: else -> goto admitted /* none left, one on its way, or not drained */
+		fi
+	}
+	gadm = 1;
+admitted:
+	if
+	:: rc -> atomic { rc = 0; fair = 0 } goto rechecked
+	:: else -> fair = 0; goto unlocked
+	fi;
+
+kicknext:
 #ifdef MUT_WAKING_LATE
 	table_kick(nx); /* step: table-kick */
 	waking = nx | 1; /* step: waking-set */
@@ -381,9 +558,10 @@ unlockslow:
 		fi;
 		found = 0
 	}
+	goto kicked;
 
 unlocked:
-	atomic { ps = 0; nx = 0; nf = 0 }
+	atomic { ps = 0; nx = 0; nf = 0; pv = 0 }
 	rounds++;
 	if
 	:: ITER > 0 && rounds == ITER ->
@@ -396,11 +574,42 @@ unlocked:
 	fi;
 	goto end;
 
+gotlock:
+	/* Gate.Leave (deferred in lockContended), then the critical section */
+	atomic { gact--; assert(incs == 0); incs++ }
+	goto progress_cs;
 cs:
 	/* The critical section lasts until Unlock starts. */
 	atomic { assert(incs == 0); incs++ }
 progress_cs:
 	goto unlock;
+
+passive:
+	/* Gate.wait, of a waiter that counted itself passive: the mark, the
+	 * re-check of the lock (Gated.Free), then the halt until it is
+	 * admitted */
+#ifndef MUT_NO_MARK
+	/* gated.MarkPassive: the slowpath flag, an atomic RMW, so that the
+	 * releases run unlockSlow and look at the gate */
+	word = word | HMOD; /* step: gate-set-flag */
+#endif
+	if
+	:: (TAIL & ~1) == HEAD -> rc = 1; goto admit /* free: admit the oldest */
+	:: else -> skip
+	fi;
+rechecked:
+	/* the halt ends when a ticket is admitted (gate.pml: the admitter's
+	 * kick always comes) */
+	atomic { gadm -> gadm = 0 }
+	/* woken to active: add 1 - W to the state word */
+	atomic {
+		if
+		:: gw -> gw = 0
+		:: else -> gw = 1; gpas-- /* the borrow of the Go add */
+		fi;
+		gact++
+	}
+	goto queue;
 end:
 	skip
 }

@@ -56,6 +56,14 @@ type Policy struct {
 	// on its own CPU goes on running, and the waiter waits for the
 	// scheduler.
 	DirectedYield bool
+	// Restrict turns the PV locks' concurrency restriction on or off (on
+	// by default): while a lock is saturated, only a few waiters (one
+	// goroutine, or one vCPU per other CPU) wait in the lock itself, and
+	// the others wait outside it, halted or parked, until a release lets
+	// them in (see the README's "Concurrency restriction"). Off, every
+	// waiter takes a ticket or queues, as the kernel's locks do. The
+	// locks' NoRestriction option turns it off for one lock.
+	Restrict bool
 	// YieldSlice is how long a vCPU that shares its CPU runs after a
 	// preemption before VCPU.CondRelock yields for it (DefaultYieldSlice
 	// by default); <= 0 turns these yields off, leaving only explicit
@@ -73,6 +81,7 @@ func CurrentPolicy() Policy {
 		HaltPoll:         poll,
 		HaltPollAdaptive: adaptive,
 		DirectedYield:    lockcore.DirectedYield.Load(),
+		Restrict:         lockcore.Restrict.Load(),
 		YieldSlice:       time.Duration(yieldSlice.Load()),
 	}
 }
@@ -86,5 +95,6 @@ func SetPolicy(p Policy) {
 	lockcore.HaltTimeout.Store(p.HaltTimeout)
 	kick.SetHaltPoll(p.HaltPoll, p.HaltPollAdaptive)
 	lockcore.DirectedYield.Store(p.DirectedYield)
+	lockcore.Restrict.Store(p.Restrict)
 	yieldSlice.Store(int64(p.YieldSlice))
 }

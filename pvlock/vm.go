@@ -1,6 +1,7 @@
 package pvlock
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -143,9 +144,13 @@ type Workload func(ctx context.Context, v *VCPU) error
 
 // Run starts every vCPU (each on its own locked and pinned OS thread), waits
 // until all are pinned, runs fn on each of them together and returns when
-// all have returned. If any vCPU fails to start or fn returns an error or
-// panics, ctx is cancelled for the others and the first error is
-// returned. When Run returns, every vCPU thread has exited.
+// all have returned. If any vCPU fails to start, or fn returns an error,
+// panics or exits by runtime.Goexit, ctx is cancelled for the others and
+// the first error is returned: a panic is a *PanicError, which keeps the
+// stack of the panic, and a Goexit (what t.Fatal, t.FailNow and t.Skip do
+// on a vCPU) wraps ErrGoexit. The run ends once every other vCPU has
+// returned, so workloads should return when ctx is done. When Run returns,
+// every vCPU thread has exited.
 func (vm *VM) Run(ctx context.Context, fn Workload) error {
 	if !vm.running.CompareAndSwap(false, true) {
 		return fmt.Errorf("pvlock: VM %s is already running", vm.name)
@@ -183,6 +188,39 @@ func (vm *VM) Run(ctx context.Context, fn Workload) error {
 	close(start)
 	done.Wait()
 	return first
+}
+
+// ErrGoexit is wrapped by the error of a run whose workload exited by
+// runtime.Goexit instead of returning, as testing's t.Fatal, t.FailNow and
+// t.Skip (and b's) do when they are called on a vCPU. The vCPU counts as
+// failed: Run cancels the others and returns the error.
+var ErrGoexit = errors.New("the workload exited by runtime.Goexit, as t.Fatal, t.FailNow and t.Skip do")
+
+// PanicError is the error of a run whose workload panicked: Run recovers
+// the panic on the vCPU's goroutine and returns it, with the stack where it
+// was raised.
+type PanicError struct {
+	// VM and VCPU name the vCPU that panicked: its VM's name and its index.
+	VM   string
+	VCPU int
+	// Value is the value passed to panic.
+	Value any
+	// Stack is the vCPU goroutine's stack at the panic, as debug.Stack
+	// formats it.
+	Stack []byte
+}
+
+// Error returns the vCPU and the panic's value on its first line, as
+// "pvlock: vCPU 0 of vm1 panicked: boom", then a blank line and the stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("pvlock: vCPU %d of %s panicked: %v\n\n%s", e.VCPU, e.VM, e.Value, bytes.TrimRight(e.Stack, "\n"))
+}
+
+// Unwrap returns the panic's value if it is an error, so that errors.Is and
+// errors.As see through the panic; nil otherwise.
+func (e *PanicError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
 }
 
 // RunAll runs several VMs at once on the same host and returns when all
@@ -354,11 +392,25 @@ func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, read
 			v.stealEnd.Store(v.stealStart.Load())
 		}
 	}()
+	// goexit stays set only if the workload ends by runtime.Goexit: a
+	// return clears it and a panic is recovered. Such a vCPU must fail
+	// the run too, or the others would wait for a cancellation that
+	// never comes.
+	goexit := true
 	defer func() {
 		if r := recover(); r != nil {
-			fail(fmt.Errorf("pvlock: vCPU %d of %s panicked: %v", v.index, v.vm.name, r))
+			fail(&PanicError{VM: v.vm.name, VCPU: v.index, Value: r, Stack: debug.Stack()})
+		} else if goexit {
+			fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, ErrGoexit))
 		}
 	}()
+	v.work(ctx, fn, fail)
+	goexit = false
+}
+
+// work runs fn on the vCPU, which is online meanwhile, unless ctx is
+// already done.
+func (v *VCPU) work(ctx context.Context, fn Workload, fail func(error)) {
 	if ctx.Err() != nil {
 		return
 	}

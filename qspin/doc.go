@@ -18,6 +18,15 @@
 // form lets a queued waiter halt without starving the queue, which is why
 // Linux replaced PV ticketlocks with PV qspinlocks in 4.2.
 //
+// The PV variants also restrict concurrency (see pvlock.Policy.Restrict
+// and NoRestriction): while a lock is saturated, only a few waiters enter
+// its slow path (one goroutine, or one vCPU per other CPU), and the others
+// wait outside with no node queued, halted, until a release admits them,
+// oldest first and within the restriction's fairness bound. With stealing,
+// the one admitted waiter spins for the lock without queueing, as
+// sync.Mutex's spinner does, so that the running holder keeps the lock and
+// its cache lines; only a waiter that has waited a millisecond queues.
+//
 // The zero Lock is an unlocked PV lock:
 //
 //	var mu qspin.Lock

@@ -51,7 +51,7 @@ func overtakeHead(t *testing.T, l *Lock) (done chan struct{}) {
 func TestOvertakenHeadHaltsAgain(t *testing.T) {
 	defer func(d int64) { starveAfter = d }(starveAfter)
 	starveAfter = int64(time.Hour)
-	l := New(SpinThreshold(16))
+	l := New(SpinThreshold(16), NoRestriction()) // the queue head, not the gate
 	before := Stats(ModePV).Snapshot()
 	done := overtakeHead(t, l)
 	testkit.WaitFor(t, "the overtaken head to halt again", func() bool {
@@ -80,7 +80,7 @@ func TestOvertakenHeadHaltsAgain(t *testing.T) {
 func TestStarvingHeadSetsPending(t *testing.T) {
 	defer func(d int64) { starveAfter = d }(starveAfter)
 	starveAfter = 0
-	l := New(SpinThreshold(16))
+	l := New(SpinThreshold(16), NoRestriction()) // the queue head, not the gate
 	before := Stats(ModePV).Snapshot()
 	done := overtakeHead(t, l)
 	testkit.WaitFor(t, "the starving head to set pending", func() bool {

@@ -23,6 +23,10 @@ type Lock struct {
 	releases uint32
 	mode     Mode          // fixed before first use
 	spin     lockcore.Spin // the PV spin threshold
+	// gate restricts which waiters enter the slow path (PV only; see
+	// lockcore.Gate): the others wait outside, with no node queued.
+	gate       lockcore.Gate
+	unrestrict bool // NoRestriction: every waiter enters
 }
 
 // spinner starts a PV spin phase: a lock with stealing spins briefly, its
@@ -68,15 +72,25 @@ const batch = 1024
 
 // Unlock releases the lock. Unlocking an unlocked Lock panics, as with
 // sync.Mutex. A Lock is not tied to a goroutine: one goroutine may lock it
-// and another unlock it. The fast path counts the release in the lock and
+// and another unlock it.
+func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
+
+// unlock is the fast path of Unlock: it counts the release in the lock and
 // releases a word that has nothing but the locked byte set with one
-// compare-and-swap; it is small enough to be inlined into the caller.
-func (l *Lock) Unlock() {
+// compare-and-swap, then looks at the gate with one load. It is passed
+// its outlined rest as a parameter, which the inliner charges as cheap, so
+// that it and Unlock are inlined into the caller. outlined is told whether
+// the lock is still held: whether the fast path left the release to it.
+func (l *Lock) unlock(outlined func(*Lock, bool)) {
 	l.releases++
 	// l.word.CompareAndSwap spelled as the intrinsic on the word's only
 	// field (at offset 0), which costs the inliner less than the method.
-	if l.releases%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), lockedVal, 0) {
-		l.unlockOutlined()
+	// Lost wakeup, gate: the gate is read after the release (see
+	// lockcore.Gate).
+	// step: unlock-fast
+	if held := l.releases%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), lockedVal, 0); held || l.gate.Waiting() {
+		// step: unlock-gate-check
+		outlined(l, held)
 	}
 }
 
@@ -85,28 +99,35 @@ func (l *Lock) Unlock() {
 // its value.
 var _ = [1]struct{}{}[unsafe.Offsetof(Lock{}.word)+unsafe.Sizeof(Lock{}.word)-4]
 
-// unlockOutlined is the rest of Unlock: the lock has waiters, is SLOW or
-// is not held, or this is a batch-th release, which the fast path leaves
-// to this function.
-func (l *Lock) unlockOutlined() {
-	if l.word.Load()&lockedMask == 0 {
-		// Nothing but the count was written: take it back, so that a
-		// refused Unlock leaves the lock as it was.
-		l.releases--
-		panic("qspin: unlock of unlocked lock")
+// unlockOutlined is the rest of Unlock. If held, the fast path wrote
+// nothing but the count, and here are the release of a lock with waiters,
+// a SLOW lock or one that is not held, and the batch-th release; then, as
+// when the fast path released the lock itself, the gate's part of the
+// release for passive waiters.
+func (l *Lock) unlockOutlined(held bool) {
+	if held {
+		if l.word.Load()&lockedMask == 0 {
+			// Nothing but the count was written: take it back, so that a
+			// refused Unlock leaves the lock as it was.
+			l.releases--
+			panic("qspin: unlock of unlocked lock")
+		}
+		n := l.releases // read while we still hold the lock
+		l.release()
+		// Counted after the release, so that the count never lengthens a
+		// critical section. The stripe is picked by the lock's address, so
+		// different locks flush to different lines.
+		if n%batch == 0 && lockcore.CountFast.Load() {
+			l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, batch)
+		}
 	}
-	n := l.releases // read while we still hold the lock
-	l.release()
-	// Counted after the release, so that the count never lengthens a
-	// critical section. The stripe is picked by the lock's address, so
-	// different locks flush to different lines.
-	if n%batch == 0 && lockcore.CountFast.Load() {
-		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, batch)
+	if l.gate.Waiting() {
+		// step: unlock-gate
+		l.gate.Released(l.stats(), &gateEvents)
 	}
 }
 
 func (l *Lock) release() {
-	// step: unlock-fast
 	if l.word.CompareAndSwap(lockedVal, 0) {
 		return // nobody waits and the lock is not SLOW
 	}
@@ -128,10 +149,10 @@ func (l *Lock) release() {
 func (l *Lock) IsLocked() bool { return l.word.Load()&lockedMask != 0 }
 
 // IsContended reports whether goroutines wait for the lock: the pending
-// bit or a queue tail is set (the kernel's queued_spin_is_contended). It
-// is one atomic load. A TAS lock keeps no record of its waiters and always
+// bit or a queue tail is set (the kernel's queued_spin_is_contended), or
+// waiters wait at the gate. It is two atomic loads. A TAS lock keeps no record of its waiters and always
 // reports false.
-func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 }
+func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 || l.gate.Waiting() }
 
 // lockTAS is virt_spin_lock: wait for a free word, then try to take it.
 func (l *Lock) lockTAS() {
@@ -144,3 +165,13 @@ func (l *Lock) lockTAS() {
 		}
 	}
 }
+
+// gated is the lock as its gate sees it (lockcore.Gated).
+type gated Lock
+
+// MarkPassive does nothing: every release of a queued lock looks at the
+// gate (unlock-gate-check).
+func (*gated) MarkPassive() {}
+
+// Free reports whether nobody holds the lock.
+func (g *gated) Free() bool { return !(*Lock)(g).IsLocked() }

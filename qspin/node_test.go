@@ -156,7 +156,7 @@ func TestPoolExhaustion(t *testing.T) {
 			continue // no queue nodes at all
 		}
 		t.Run(v.name, func(t *testing.T) {
-			l := New(v.opts...)
+			l := New(append(v.opts, NoRestriction())...) // queued waiters, not passive ones
 			before := Stats(v.mode).Snapshot()
 			// Waiters that arrive while the lock is held must take the
 			// node-less path (native: all but the pending one).

@@ -50,14 +50,91 @@ func (l *Lock) lockNative() {
 	l.queue()
 }
 
-// lockPV is the PV slow path: an unfair trylock while the queue head is
-// not spinning, then the queue.
+// lockPV is the PV slow path. The gate admits the waiter first, which may
+// keep it waiting outside while the lock is saturated (lockcore.Gate).
+// Then a lock with stealing lets it take the lock ahead of the queue: an
+// admitted waiter of a restricted lock spins for the lock and, if running
+// lockers keep it, waits outside again (contend); an unrestricted one
+// tries while the queue head is not spinning (steal). A no-steal lock,
+// and a waiter that has waited for starveAfter, queue.
 func (l *Lock) lockPV() {
-	if l.mode == ModePV && l.steal() {
+	if l.mode == ModePV && l.barge() {
 		l.count(-1, evLockStealing)
 		return
 	}
+	st := l.stats()
+	restricted := l.gate.Enter((*gated)(l), st, &gateEvents, !l.unrestrict)
+	defer l.gate.Leave()
+	if l.mode == ModePV {
+		if restricted && l.contend(st) || !restricted && l.steal() {
+			l.count(-1, evLockStealing)
+			return
+		}
+	}
 	l.queue()
+}
+
+// bargePolls is how many times a locker of a lock with stealing looks for
+// a free lock, bargeStride pauses apart, before it passes the gate: a lock
+// held for a moment is taken without counting in and out.
+const (
+	bargePolls  = 4
+	bargeStride = 4
+)
+
+// barge takes the lock if it becomes free within bargePolls looks, as a
+// running locker may while no fair head has closed the lock (pending).
+func (l *Lock) barge() bool {
+	for range bargePolls {
+		v := l.word.Load()
+		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
+			return true
+		}
+		relax.Pause(bargeStride)
+	}
+	return false
+}
+
+// contendStride is how many spins an admitted waiter of a restricted lock
+// with stealing lets pass between two looks at the lock word.
+const contendStride = 16
+
+// contend is the admitted waiter of a restricted lock with stealing, the
+// one waiter that spins, as sync.Mutex's spinner does: it spins for a
+// free lock without queueing, so that the lock word stays as the running
+// lockers need it, and after the spin threshold it waits outside the gate
+// again and spins once more when admitted. It reports whether it took the
+// lock; false means it must queue: it has waited for starveAfter, a fair
+// queue head has closed the lock to stealers (pending), or the PV locks may
+// not halt, and its waiting outside would be a halt.
+func (l *Lock) contend(st *lockcore.Stats) bool {
+	start := now()
+	for {
+	spin:
+		for sp := l.spinner(true); ; {
+			v := l.word.Load()
+			// step: contend-trylock
+			if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
+				return true
+			}
+			if v&pendingVal != 0 {
+				break
+			}
+			// Look at the word only every contendStride spins: each look
+			// takes the line from the holder, which writes it at every
+			// Lock and Unlock (sync.Mutex's spinner looks every 30 PAUSEs).
+			for range contendStride {
+				if !sp.Spin() {
+					break spin
+				}
+			}
+		}
+		if l.word.Load()&pendingVal != 0 || now()-start >= starveAfter || !lockcore.PVSpin.Load() {
+			return false
+		}
+		// step: contend-demote
+		l.gate.Demote((*gated)(l), st, &gateEvents)
+	}
 }
 
 // steal is pv_hybrid_queued_unfair_trylock, bounded: take a free lock

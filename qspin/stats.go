@@ -54,18 +54,22 @@ const (
 	evHalts
 	evHaltTimeouts
 	evLostWakeups
-	numEvents
+	evGate    // the gate's events from here on (lockcore.WithGateEvents)
+	numEvents = evGate + lockcore.NumGateEvents
 )
 
-// eventNames names the events by index.
-var eventNames = [numEvents]string{
+// eventNames names the events by index: the lock's own, then the gate's.
+var eventNames = lockcore.WithGateEvents([]string{
 	evAcquisitions: Acquisitions, evLockPending: LockPending, evLockSlowpath: LockSlowpath,
 	evLockNoNode: LockNoNode, evLockStealing: PVLockStealing,
 	evWaitNode: PVWaitNode, evWaitEarly: PVWaitEarly, evWaitHead: PVWaitHead, evWaitAgain: PVWaitAgain, evHeadStarving: PVHeadStarving,
 	evSpurious: PVSpuriousWakeup, evKickUnlock: PVKickUnlock, evKickWake: PVKickWake,
 	evLatencyKick: PVLatencyKick, evLatencyWake: PVLatencyWake, evHashHops: PVHashHops,
 	evHalts: Halts, evHaltTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
-}
+}[:evGate])
+
+// gateEvents are the events the lock's gate counts.
+var gateEvents = lockcore.GateEventsAt(evGate, haltEvents)
 
 // Event names reported by Stats snapshots. The lock_* and pv_* names and
 // meanings are the kernel's lock events (kernel/locking/lock_events_list.h).
@@ -128,13 +132,31 @@ const (
 	// free at the time, and whose kick did not come within another
 	// watchdog period.
 	LostWakeups = lockcore.LostWakeups
+	// PassiveWaits counts waits outside the lock, with no queue node, while
+	// it was saturated (concurrency restriction, see Lock): arrivals that
+	// found the active set full, and admitted waiters of a lock with
+	// stealing that spun for the lock in vain.
+	PassiveWaits = lockcore.PassiveWaits
+	// PassiveHalts counts halts of those waiters.
+	PassiveHalts = lockcore.PassiveHalts
+	// PassiveSpurious counts wake-ups of a passive waiter that had not been
+	// admitted.
+	PassiveSpurious = lockcore.PassiveSpurious
+	// PassiveKicks counts admissions that kicked a halted passive waiter.
+	PassiveKicks = lockcore.PassiveKicks
+	// AdmittedDrained counts passive waiters admitted by a release that
+	// found no active waiter.
+	AdmittedDrained = lockcore.AdmittedDrained
+	// AdmittedFair counts passive waiters admitted by the fairness bound
+	// while active waiters remained.
+	AdmittedFair = lockcore.AdmittedFair
 )
 
 var modeStats = [...]*lockcore.Stats{
-	ModePV:        lockcore.NewStats(lockcore.KindQspin, ModePV.String(), eventNames[:]),
-	ModePVNoSteal: lockcore.NewStats(lockcore.KindQspin, ModePVNoSteal.String(), eventNames[:]),
-	ModeNative:    lockcore.NewStats(lockcore.KindQspin, ModeNative.String(), eventNames[:]),
-	ModeTAS:       lockcore.NewStats(lockcore.KindTAS, lockcore.ModeNative, eventNames[:]),
+	ModePV:        lockcore.NewStats(lockcore.KindQspin, ModePV.String(), eventNames),
+	ModePVNoSteal: lockcore.NewStats(lockcore.KindQspin, ModePVNoSteal.String(), eventNames),
+	ModeNative:    lockcore.NewStats(lockcore.KindQspin, ModeNative.String(), eventNames),
+	ModeTAS:       lockcore.NewStats(lockcore.KindTAS, lockcore.ModeNative, eventNames),
 }
 
 func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
@@ -157,9 +179,6 @@ func WakeLatency(s pvlock.Snapshot) time.Duration {
 	return time.Duration(s.Get(PVLatencyWake) / n)
 }
 
-// epoch anchors the monotonic timestamps kickers store in nodes.
-var epoch = time.Now()
-
-// now returns monotonic nanoseconds since epoch, never 0 (0 means "no
-// kick recorded").
-func now() int64 { return int64(time.Since(epoch)) + 1 }
+// now returns monotonic nanoseconds, never 0 (0 means "no kick
+// recorded").
+func now() int64 { return lockcore.Now() }

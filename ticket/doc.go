@@ -10,6 +10,13 @@
 // the lock "slowpath"; an unlocker that sees the mark kicks exactly the
 // waiter holding the next ticket.
 //
+// A PV lock also restricts concurrency (see pvlock.Policy.Restrict and
+// NoRestriction): while it is saturated, only a few waiters take a ticket
+// (one goroutine, or one vCPU per other CPU), and the others wait outside
+// without one, halted, until a release admits them, oldest first and
+// within the restriction's fairness bound. The ticket queue then holds only
+// waiters that run, so a hand-off does not wait for a wake-up.
+//
 // The zero Lock is an unlocked PV lock:
 //
 //	var mu ticket.Lock
@@ -43,11 +50,14 @@
 // for the slowpath flag; native tickets step by 1 and have no flag.
 //
 //	operation   word change                         who
-//	Lock        tail += INC (atomic add)            every locker
+//	Lock        tail += INC iff head == tail&^flag  CAS, the fast path
+//	            tail += INC (atomic add)            a contended locker the gate admitted
 //	TryLock     tail += INC iff head == tail&^flag  CAS
 //	halt        flag |= 1 (atomic or)               PV waiter after spinning
+//	passive     flag |= 1 (atomic or)               PV waiter outside the lock
 //	Unlock      head += INC (atomic add)            holder
 //	clear flag  CAS prev+INC -> same &^flag          PV unlocker, only if no one queued
+//	                                                and nobody waits outside
 //
 // When head wraps from 2^32-INC to 0 the add would carry into tail. The
 // holder knows its own ticket, so Unlock then adds INC-2^32 instead,

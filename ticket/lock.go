@@ -33,6 +33,10 @@ type Lock struct {
 	waking atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
 	mode   Mode          // fixed before first use
 	spin   lockcore.Spin // the PV spin threshold
+	// gate restricts which waiters take a ticket (PV only; see
+	// lockcore.Gate): the others wait outside without one.
+	gate       lockcore.Gate
+	unrestrict bool // NoRestriction: every waiter takes a ticket
 }
 
 // inc returns the ticket step and the mask that strips the flag. Both are
@@ -60,28 +64,48 @@ const batchHeads = 2048
 // Lock takes a ticket and waits until it is served.
 func (l *Lock) Lock() { l.lock((*Lock).lockContended) }
 
-// lock is the fast path of Lock: one atomic add takes a ticket, and the
-// lock is ours if the old tail, flag aside, was the head, that is, if the
-// new tail is less than two steps ahead of the head. Everything else is
-// contended, always lockContended. It is passed as a parameter rather
-// than called by name because the inliner charges a call of a parameter
-// as cheap: lock, and with it Lock, fit its budget and are inlined into
-// the caller, where contended is a direct call again.
-func (l *Lock) lock(contended func(*Lock, uint64)) {
-	// 2<<32>>mode is the PV or native step in the tail; w-w<<32 has the
-	// distance from head to the new tail in its high half.
+// lock is the fast path of Lock: a free lock (the tail, flag aside, equal
+// to the head) is taken with one compare-and-swap that takes the next
+// ticket. Everything else is contended, always lockContended. It is
+// passed as a parameter rather than called by name because the inliner
+// charges a call of a parameter as cheap: lock, and with it Lock, fit its
+// budget and are inlined into the caller, where contended is a direct call
+// again.
+//
+// A contended locker takes no ticket here: whether it takes one at all is
+// the gate's decision (lockContended).
+func (l *Lock) lock(contended func(*Lock)) {
+	// w-w<<32 has the distance from head to tail in its high half; 2<<32>>mode
+	// is the PV or native step in the tail.
 	// step: take-ticket
-	if w := l.word.Add(2 << tailShift >> l.mode); w-w<<tailShift >= 4<<tailShift>>l.mode {
-		contended(l, w)
+	if w := l.word.Load(); w-w<<tailShift >= 2<<tailShift>>l.mode || !l.word.CompareAndSwap(w, w+2<<tailShift>>l.mode) {
+		contended(l)
 	}
 }
 
-// lockContended is the outlined rest of Lock: w is the word our atomic
-// add returned, and the ticket it took is not the one being served.
-func (l *Lock) lockContended(w uint64) {
+// lockContended is the outlined rest of Lock: the lock was held, or the
+// compare-and-swap lost a race. A PV locker passes the gate first, which
+// may keep it waiting outside, without a ticket, while the lock is
+// saturated; a native one takes its ticket at once.
+func (l *Lock) lockContended() {
+	if l.mode == ModeNative {
+		l.lockQueued()
+		return
+	}
+	l.gate.Enter((*gated)(l), l.stats(), &gateEvents, !l.unrestrict)
+	defer l.gate.Leave()
+	l.lockQueued()
+}
+
+// lockQueued takes a ticket with an atomic add and waits until it is
+// served.
+func (l *Lock) lockQueued() {
 	inc, mask := l.inc()
-	head, tail := split(w)
-	l.lockSlow((tail-inc)&mask, head, inc)
+	// step: queue-ticket
+	head, tail := split(l.word.Add(uint64(inc) << tailShift))
+	if ticket := (tail - inc) & mask; ticket != head {
+		l.lockSlow(ticket, head, inc)
+	}
 }
 
 // TryLock takes the lock if it is free and reports whether it did. It
@@ -174,13 +198,13 @@ func (l *Lock) unlockOutlined(prev uint64) {
 	}
 }
 
-// IsContended reports whether another goroutine holds a later ticket,
-// that is, waits for the lock (the kernel's spin_is_contended). It is one
-// atomic load.
+// IsContended reports whether another goroutine waits for the lock: holds
+// a later ticket (the kernel's spin_is_contended) or waits at the gate
+// without one. It is two atomic loads.
 func (l *Lock) IsContended() bool {
 	inc, mask := l.inc()
 	head, tail := split(l.word.Load())
-	return tail&mask-head > inc
+	return tail&mask-head > inc || l.gate.Waiting()
 }
 
 // IsLocked reports whether the lock is held.
@@ -302,8 +326,10 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 
 // unlockSlow runs when the released word carried the slowpath flag
 // (the kernel's __ticket_unlock_slowpath). prev is the word before the
-// release. The flag is cleared only by a CAS against the released snapshot,
-// never by a blind store, which could erase a flag a new waiter just set.
+// release. The flag says that a ticket holder may have halted, or that
+// passive waiters wait at the gate, and it is cleared only by a CAS
+// against the released snapshot, never by a blind store, which could erase
+// a flag a new waiter just set.
 func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	faults.Inject(faults.TicketUnlockKick)
 	st := l.stats()
@@ -311,19 +337,48 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	head, tail := split(prev)
 	next := head + inc // the ticket now being served
 	released := uint64(tail)<<tailShift | uint64(next)
-	if tail&^1 == next {
-		// Erased flag: nobody queued when we snapshotted, so clear the
-		// flag, but only if the word is still exactly that (flag set, no
-		// new ticket taken). A waiter that took a ticket since, and whose
-		// set-flag in halt follows, makes this CAS fail, and we kick.
+	// Lost wakeup, gate: read after the release, as a passive waiter's
+	// count comes before its flag and its re-check of the lock (see
+	// lockcore.Gate): a waiter we miss here sees the lock free.
+	// step: unlock-gate-check
+	passive := l.gate.Waiting()
+	if tail&^1 == next && !passive {
+		// Erased flag: nobody queued when we snapshotted, and nobody waits
+		// at the gate, so clear the flag, but only if the word is still
+		// exactly that (flag set, no new ticket taken). A waiter that took
+		// a ticket since, and whose set-flag in halt follows, makes this
+		// CAS fail, and we kick.
 		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
+			// Lost wakeup, gate: a passive waiter that counted itself
+			// after our look at the gate may have set its mark on a flag
+			// that was set already, and this CAS just erased it. Look
+			// again: its count came before its mark, which came before
+			// this CAS. If it waits, set the flag again and let the gate
+			// admit, as a flagged release would.
+			if !l.gate.Waiting() {
+				return
+			}
+			l.word.Or(flagBit)
+			l.gate.Released(st, &gateEvents)
 			return
 		}
 	}
-	// Waiters remain, or the word moved under us: kick the holder of the
-	// next ticket, if it halted. If it has not, it is still spinning and
-	// will see head on its own, or its re-check after flagging will.
+	// Only an active waiter of the gate holds a ticket: with none, there
+	// is no ticket holder to kick.
+	if tail&^1 != next || l.gate.Active() != 0 {
+		l.kickNext(st, next)
+	}
+	if passive {
+		// step: unlock-gate
+		l.gate.Released(st, &gateEvents)
+	}
+}
+
+// kickNext kicks the holder of ticket next, now served, if it halted. If it
+// has not, it is still spinning and will see head on its own, or its
+// re-check after flagging will.
+func (l *Lock) kickNext(st *lockcore.Stats, next uint32) {
 	// Tell spinners that the new head's holder is waking up, not running:
 	// they halt instead of spinning through its wake-up.
 	// Stale hint: the hint is set before the kick, so that the woken
@@ -346,3 +401,15 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 		lockcore.YieldTo(w)
 	}
 }
+
+// gated is the lock as its gate sees it (lockcore.Gated).
+type gated Lock
+
+// MarkPassive is the gate's mark: a passive waiter sets the slowpath flag,
+// so that every release runs unlockSlow and looks at the gate. It is the
+// same atomic RMW as a halting waiter's set-flag.
+// step: gate-set-flag
+func (g *gated) MarkPassive() { g.word.Or(flagBit) }
+
+// Free reports whether nobody holds the lock.
+func (g *gated) Free() bool { return !(*Lock)(g).IsLocked() }

@@ -21,6 +21,11 @@ func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold
 // with this machine's measured cost of one poll.
 func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
 
+// NoRestriction turns the lock's concurrency restriction off: every waiter
+// takes a ticket, however saturated the lock (see pvlock.Policy.Restrict,
+// which turns it off for every lock).
+func NoRestriction() Option { return func(l *Lock) { l.unrestrict = true } }
+
 // New returns an unlocked Lock configured by opts (PV by default).
 func New(opts ...Option) *Lock { return lockcore.New(opts) }
 

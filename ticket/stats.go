@@ -35,16 +35,20 @@ const (
 	evReleasedSlow              // unlocks that found the slowpath flag
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
-	numEvents
+	evGate                      // the gate's events from here on (lockcore.WithGateEvents)
+	numEvents            = evGate + lockcore.NumGateEvents
 )
 
-// eventNames names the events by index.
-var eventNames = [numEvents]string{
+// eventNames names the events by index: the lock's own, then the gate's.
+var eventNames = lockcore.WithGateEvents([]string{
 	evAcquisitions: Acquisitions, evAcquiredSlow: AcquiredSlow,
 	evTakenSlow: TakenSlow, evPickup: TakenSlowPickup, evHalts: Halts, evSpurious: SpuriousWakeups,
 	evTimeouts: HaltTimeouts, evLostWakeups: LostWakeups,
 	evReleasedSlow: ReleasedSlow, evReleasedSlowKicked: ReleasedSlowKicked, evHaltEarly: HaltEarly,
-}
+}[:evGate])
+
+// gateEvents are the events the lock's gate counts.
+var gateEvents = lockcore.GateEventsAt(evGate, haltEvents)
 
 // Event names, as reported by Stats snapshots. The slow-path names are the
 // kernel's PV ticketlock debugfs counters. Acquisitions and AcquiredSlow
@@ -66,11 +70,17 @@ const (
 	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag
 	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
 	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up
+	PassiveWaits       = lockcore.PassiveWaits       // waits outside the lock, without a ticket, while it was saturated (concurrency restriction)
+	PassiveHalts       = lockcore.PassiveHalts       // halts of those waiters
+	PassiveSpurious    = lockcore.PassiveSpurious    // wake-ups of a passive waiter that had not been admitted
+	PassiveKicks       = lockcore.PassiveKicks       // admissions that kicked a halted passive waiter
+	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket
+	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound while others held tickets
 )
 
 var modeStats = [...]*lockcore.Stats{
-	ModePV:     lockcore.NewStats(lockcore.KindTicket, ModePV.String(), eventNames[:]),
-	ModeNative: lockcore.NewStats(lockcore.KindTicket, ModeNative.String(), eventNames[:]),
+	ModePV:     lockcore.NewStats(lockcore.KindTicket, ModePV.String(), eventNames),
+	ModeNative: lockcore.NewStats(lockcore.KindTicket, ModeNative.String(), eventNames),
 }
 
 func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }

@@ -30,6 +30,10 @@ type Kind struct {
 	// lost_wakeups events of the lock statistics, see StatsCounters). Nil
 	// for locks that never halt or keep no such counts.
 	Stats func() (timeouts, lostWakeups uint64)
+	// Passive returns the cumulative passive waits of all locks of this
+	// kind (the passive_waits event: waits outside the saturated lock,
+	// see pvlock.Policy.Restrict). Nil for locks without a gate.
+	Passive func() uint64
 	// Unfair says the lock makes no promise against starvation (a
 	// test-and-set lock, say): the torture reports starved waits, but
 	// only stalls fail the run.
@@ -44,6 +48,10 @@ type Kind struct {
 	// spin threshold, a test's lock) out of the lab's lists (Names): the
 	// main job's default -locks and the benchmarks stay as they were.
 	TortureOnly bool
+	// Variant keeps a variant of a lab lock (one with its concurrency
+	// restriction off, say) out of the main job's default -locks: -locks
+	// names it to run it side by side with the lock it varies.
+	Variant bool
 	// NoTorture, if set, says why the torture cannot run the lock; every
 	// lock without it can be tortured (see TortureNames).
 	NoTorture string
@@ -83,14 +91,20 @@ func Get(name string) (Kind, bool) {
 func Lookup(name string) (Kind, error) {
 	k, ok := Get(name)
 	if !ok || k.TortureOnly {
-		return Kind{}, fmt.Errorf("bench: unknown lock %q (known: %v)", name, Names())
+		return Kind{}, fmt.Errorf("bench: unknown lock %q (known: %v)", name, AllNames())
 	}
 	return k, nil
 }
 
-// Names lists the lab's locks, sorted: every registered kind but the
-// TortureOnly ones.
+// Names lists the lab's default locks, sorted: every registered kind but
+// the TortureOnly ones and the Variants.
 func Names() []string {
+	return names(func(k Kind) bool { return !k.TortureOnly && !k.Variant })
+}
+
+// AllNames lists every lock the lab can run, sorted: Names and the
+// Variants.
+func AllNames() []string {
 	return names(func(k Kind) bool { return !k.TortureOnly })
 }
 
@@ -131,6 +145,19 @@ func StatsCounters(s *pvlock.LockStats) func() (timeouts, lostWakeups uint64) {
 	}
 }
 
+// Unrestricted is the suffix of the PV locks' variants with concurrency
+// restriction off (ticket.NoRestriction, qspin.NoRestriction).
+const Unrestricted = "-unrestricted"
+
+// PassiveCounter returns a Kind.Passive function reading the
+// passive_waits event of s.
+func PassiveCounter(s *pvlock.LockStats) func() uint64 {
+	return func() uint64 { return s.Snapshot().Get(PassiveWaits) }
+}
+
+// PassiveWaits is the event PassiveCounter reads.
+const PassiveWaits = "passive_waits"
+
 // ShortSpin is the spin threshold of the torture's -short variants: so
 // few polls that nearly every contended acquisition goes through the
 // halt and kick path.
@@ -143,24 +170,42 @@ func init() {
 	Register(Kind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
 		New:           func() sync.Locker { return ticket.New() },
 		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) },
-		Stats:         StatsCounters(ticket.Stats(ticket.ModePV))})
+		Stats:         StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
 	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortSpin polls", TortureOnly: true,
 		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
-		Stats: StatsCounters(ticket.Stats(ticket.ModePV))})
+		Stats: StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
 	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
 		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
 		Stats: StatsCounters(qspin.Stats(qspin.ModeNative))})
 	Register(Kind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing until the head starves",
 		New:           func() sync.Locker { return qspin.New() },
 		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.SpinThreshold(n)) },
-		Stats:         StatsCounters(qspin.Stats(qspin.ModePV))})
+		Stats:         StatsCounters(qspin.Stats(qspin.ModePV)), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
 	Register(Kind{Name: "pv-qspin-nosteal", Doc: "PV queued spinlock without lock stealing (strict FIFO)",
 		New:           func() sync.Locker { return qspin.New(qspin.NoStealing()) },
 		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.NoStealing(), qspin.SpinThreshold(n)) },
-		Stats:         StatsCounters(qspin.Stats(qspin.ModePVNoSteal))})
+		Stats:         StatsCounters(qspin.Stats(qspin.ModePVNoSteal)), Passive: PassiveCounter(qspin.Stats(qspin.ModePVNoSteal))})
 	Register(Kind{Name: "pv-qspin-short", Doc: "PV queued spinlock with a spin threshold of ShortSpin polls", TortureOnly: true,
 		New:   func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortSpin)) },
-		Stats: StatsCounters(qspin.Stats(qspin.ModePV))})
+		Stats: StatsCounters(qspin.Stats(qspin.ModePV)), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
+	for _, v := range []struct {
+		name string
+		new  func() sync.Locker
+		fix  func(n uint32) sync.Locker
+		s    *pvlock.LockStats
+	}{
+		{"pv-ticket", func() sync.Locker { return ticket.New(ticket.NoRestriction()) },
+			func(n uint32) sync.Locker { return ticket.New(ticket.NoRestriction(), ticket.SpinThreshold(n)) }, ticket.Stats(ticket.ModePV)},
+		{"pv-qspin", func() sync.Locker { return qspin.New(qspin.NoRestriction()) },
+			func(n uint32) sync.Locker { return qspin.New(qspin.NoRestriction(), qspin.SpinThreshold(n)) }, qspin.Stats(qspin.ModePV)},
+		{"pv-qspin-nosteal", func() sync.Locker { return qspin.New(qspin.NoStealing(), qspin.NoRestriction()) },
+			func(n uint32) sync.Locker {
+				return qspin.New(qspin.NoStealing(), qspin.NoRestriction(), qspin.SpinThreshold(n))
+			}, qspin.Stats(qspin.ModePVNoSteal)},
+	} {
+		Register(Kind{Name: v.name + Unrestricted, Doc: v.name + " with its concurrency restriction off: every waiter waits in the lock",
+			Variant: true, New: v.new, WithThreshold: v.fix, Stats: StatsCounters(v.s), Passive: PassiveCounter(v.s)})
+	}
 	Register(Kind{Name: "tas", Doc: "test-and-set lock, the kernel's virt_spin_lock: unfair, no queue", Unfair: true,
 		New:   func() sync.Locker { return qspin.NewTAS() },
 		Stats: StatsCounters(qspin.Stats(qspin.ModeTAS))})

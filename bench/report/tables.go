@@ -115,13 +115,14 @@ func WriteHeadline(w io.Writer, rows []bench.Row) error {
 }
 
 // WriteMatrix writes every row: throughput, stdev, its share of the same
-// lock's 1x throughput, halts and kicks per 1000 operations, steal,
+// lock's 1x throughput, halts, kicks and passive waits per 1000
+// operations, steal,
 // halt-polls per 1000 operations with the share that caught their kick
 // (hit%) and the share a runnable sibling cut short (invalid%), fairness
 // (max/min and Jain's index) and acquisition latency.
 func WriteMatrix(w io.Writer, rows []bench.Row) error {
 	tw := newTable(w)
-	fmt.Fprintf(tw, "lock\tovercommit\tvCPUs\t%s/s\tstdev\tvs 1x\thalts/1k\tkicks/1k\tpolls/1k\thit%%\tinvalid%%\tsteal%%\tmax/min\tjain\tp50\tp99\tmax\t\n", unit(rows))
+	fmt.Fprintf(tw, "lock\tovercommit\tvCPUs\t%s/s\tstdev\tvs 1x\thalts/1k\tkicks/1k\tpassive/1k\tpolls/1k\thit%%\tinvalid%%\tsteal%%\tmax/min\tjain\tp50\tp99\tmax\t\n", unit(rows))
 	for _, lock := range lockOrder(rows) {
 		one, hasOne := find(rows, lock, 1)
 		for _, oc := range factors(rows) {
@@ -133,8 +134,8 @@ func WriteMatrix(w io.Writer, rows []bench.Row) error {
 			if hasOne && one.OpsPerSec > 0 {
 				rel = fmt.Sprintf("%.0f%%", 100*r.OpsPerSec/one.OpsPerSec)
 			}
-			fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", lock, oc, r.VCPUs,
-				r.OpsPerSec, r.Stdev, rel, r.Halts, r.Kicks, r.Polls, r.PollHitPct, r.PollInvalidPct, r.StealPct, r.Fairness,
+			fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", lock, oc, r.VCPUs,
+				r.OpsPerSec, r.Stdev, rel, r.Halts, r.Kicks, r.Passive, r.Polls, r.PollHitPct, r.PollInvalidPct, r.StealPct, r.Fairness,
 				r.Jain, FormatNanos(r.LatP50), FormatNanos(r.LatP99), FormatNanos(r.LatMax))
 		}
 	}

@@ -136,7 +136,8 @@ func TestDashboard(t *testing.T) {
 	for _, p := range dash.Panels {
 		titles = append(titles, p["title"].(string))
 	}
-	for _, want := range []string{"Halts per second", "Kicks per halt", "p99 halt duration", "Steal per vCPU", "Slow-path share of acquisitions"} {
+	for _, want := range []string{"Halts per second", "Kicks per halt", "p99 halt duration", "Steal per vCPU", "Slow-path share of acquisitions",
+		"Concurrency restriction: passive waiters and admissions"} {
 		if !slices.Contains(titles, want) {
 			t.Errorf("no panel %q among %q", want, titles)
 		}

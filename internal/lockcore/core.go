@@ -142,3 +142,10 @@ func awaitKick(w *kick.Waiter, grace time.Duration) bool {
 		}
 	}
 }
+
+// epoch anchors Now.
+var epoch = time.Now()
+
+// Now returns monotonic nanoseconds since the process started using the
+// lock core, never 0, so that 0 can mean "no time recorded".
+func Now() int64 { return int64(time.Since(epoch)) + 1 }

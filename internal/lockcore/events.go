@@ -51,7 +51,39 @@ const (
 	PVLatencyKick    = "pv_latency_kick"
 	PVLatencyWake    = "pv_latency_wake"
 	PVHashHops       = "pv_hash_hops"
+
+	// Concurrency restriction, both locks (see Gate).
+	PassiveWaits    = "passive_waits"
+	PassiveHalts    = "passive_halts"
+	PassiveSpurious = "passive_spurious_wakeups"
+	PassiveKicks    = "passive_kicks"
+	AdmittedDrained = "admitted_drained"
+	AdmittedFair    = "admitted_fair"
 )
+
+// gateEventNames are the events a Gate counts, in the order a lock's event
+// table appends them (WithGateEvents).
+var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair}
+
+// NumGateEvents is the number of events a Gate counts.
+const NumGateEvents = len(gateEventNames)
+
+// WithGateEvents returns a lock's event names followed by the gate's: the
+// gate's events get the indexes len(names) onwards, which GateEventsAt
+// turns into a GateEvents.
+func WithGateEvents(names []string) []string {
+	return append(append([]string(nil), names...), gateEventNames[:]...)
+}
+
+// GateEventsAt returns the GateEvents of a lock whose event table has the
+// gate's events from index first on (WithGateEvents), and whose halt
+// events are halt.
+func GateEventsAt(first int, halt HaltEvents) GateEvents {
+	return GateEvents{
+		Passive: first, PassiveHalts: first + 1, PassiveSpurious: first + 2, PassiveKicks: first + 3,
+		AdmittedDrain: first + 4, AdmittedFair: first + 5, Halt: halt,
+	}
+}
 
 // Label returns labels[v], the name of the value v of an enumeration, or
 // "typ(v)" for a value without one: the String method of a lock mode, a

@@ -28,6 +28,8 @@ var (
 	HaltTimeout = atomic.NewDuration(DefaultHaltTimeout)
 	// DirectedYield is whether YieldTo yields.
 	DirectedYield = atomic.NewBool(true)
+	// Restrict is whether PV locks restrict concurrency (Gate).
+	Restrict = atomic.NewBool(true)
 )
 
 var spinCal struct {

@@ -24,6 +24,10 @@ var lockLabels = []string{"lock", "mode"}
 type lockMetric struct {
 	desc    *prometheus.Desc
 	sources [][]string
+	// plus are events added to the metric whichever source it is made
+	// from: the passive waiters' halts, kicks and wake-ups, which every
+	// lock with a gate counts under the same names.
+	plus []string
 }
 
 func newLockMetric(name, help string, sources ...[]string) lockMetric {
@@ -33,18 +37,24 @@ func newLockMetric(name, help string, sources ...[]string) lockMetric {
 	}
 }
 
+// with returns m with plus events.
+func (m lockMetric) with(plus ...string) lockMetric {
+	m.plus = plus
+	return m
+}
+
 // lockMetrics are the named lock metrics; see the package doc for the
 // table of sources.
 var lockMetrics = []lockMetric{
 	newLockMetric("halts_total",
-		"Waiters that halted (went to sleep until kicked) instead of spinning on.",
-		[]string{lockcore.Halts}),
+		"Waiters that halted (went to sleep until kicked) instead of spinning on, in the lock or outside it (passive waiters).",
+		[]string{lockcore.Halts}).with(lockcore.PassiveHalts),
 	newLockMetric("kicks_total",
-		"Kicks sent by unlockers to halted waiters.",
-		[]string{lockcore.ReleasedSlowKicked}, []string{lockcore.PVKickUnlock}),
+		"Kicks sent by unlockers to halted waiters, in the lock or outside it (admissions of passive waiters).",
+		[]string{lockcore.ReleasedSlowKicked}, []string{lockcore.PVKickUnlock}).with(lockcore.PassiveKicks),
 	newLockMetric("spurious_wakeups_total",
 		"Halts that ended without a kick.",
-		[]string{lockcore.SpuriousWakeups}, []string{lockcore.PVSpuriousWakeup}),
+		[]string{lockcore.SpuriousWakeups}, []string{lockcore.PVSpuriousWakeup}).with(lockcore.PassiveSpurious),
 	newLockMetric("halt_timeouts_total",
 		"Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).",
 		[]string{lockcore.HaltTimeouts}),
@@ -69,6 +79,9 @@ var lockMetrics = []lockMetric{
 	newLockMetric("acquisitions_total",
 		"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.",
 		[]string{lockcore.Acquisitions}),
+	newLockMetric("passive_waits_total",
+		"Waits outside a saturated lock, halted or parked with no ticket taken or queue node linked, until a release admitted the waiter (concurrency restriction, pvlock.Policy.Restrict).",
+		[]string{lockcore.PassiveWaits}),
 	newLockMetric("contended_acquisitions_total",
 		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",
 		[]string{lockcore.AcquiredSlow}),
@@ -81,6 +94,12 @@ var (
 	lockEventsDesc = prometheus.NewDesc("pvlock_lock_events_total",
 		"Events of locks other than qspin that no other pvlock metric exports.",
 		[]string{"lock", "mode", "event"}, nil)
+	admissionsDesc = prometheus.NewDesc("pvlock_passive_admissions_total",
+		"Passive waiters admitted back into the lock: by a release that found no active waiter (cause=drained) or by the fairness bound (cause=fair).",
+		[]string{"lock", "mode", "cause"}, nil)
+	passiveDesc = prometheus.NewDesc("pvlock_passive_waiters",
+		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode.",
+		lockLabels, nil)
 	haltDurationDesc = prometheus.NewDesc("pvlock_halt_duration_seconds",
 		"How long halted waiters slept, in log2-spaced buckets.",
 		lockLabels, nil)
@@ -186,7 +205,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{
-		qspinEventsDesc, lockEventsDesc, haltDurationDesc,
+		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
 		vcpuPollsDesc, vcpuPollSecondsDesc, vcpuPollWindowDesc, vcpuSiblingSpinDesc,
 	} {
@@ -217,6 +236,7 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(sum), snap.Kind, snap.Mode)
 		}
 	}
+	collectAdmissions(ch, snap, used)
 	rest := make([]string, 0, len(snap.Events))
 	for ev := range snap.Events {
 		if !used[ev] {
@@ -235,6 +255,28 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode)
 }
 
+// collectAdmissions sends the admissions by cause and the passive
+// waiters gauge of a lock whose statistics have the gate's events, and
+// marks those events used.
+func collectAdmissions(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used map[string]bool) {
+	waits, ok := snap.Events[lockcore.PassiveWaits]
+	if !ok {
+		return
+	}
+	admitted := uint64(0)
+	for _, c := range []struct{ ev, cause string }{
+		{lockcore.AdmittedDrained, "drained"}, {lockcore.AdmittedFair, "fair"},
+	} {
+		n := snap.Events[c.ev]
+		admitted += n
+		used[c.ev] = true
+		ch <- prometheus.MustNewConstMetric(admissionsDesc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, c.cause)
+	}
+	// A waiter counts its wait a moment after it counted itself in the
+	// gate, and its admitter may count first: never report less than 0.
+	ch <- prometheus.MustNewConstMetric(passiveDesc, prometheus.GaugeValue, float64(waits-min(waits, admitted)), snap.Kind, snap.Mode)
+}
+
 // value derives the metric from a lock's events and marks the events it
 // used; ok is false if the lock defines none of its sources.
 func (m lockMetric) value(events map[string]uint64, used map[string]bool) (sum uint64, ok bool) {
@@ -247,10 +289,17 @@ func (m lockMetric) value(events map[string]uint64, used map[string]bool) (sum u
 			}
 		}
 		if ok {
-			return sum, true
+			break
 		}
 	}
-	return 0, false
+	for _, ev := range m.plus {
+		if n, has := events[ev]; has {
+			sum += n
+			used[ev] = true
+			ok = true
+		}
+	}
+	return sum, ok
 }
 
 // haltHistogram turns a LockStats log2 histogram (bucket i counts halts of

@@ -75,10 +75,10 @@ pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest"} 3
 # HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
 pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2
-# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on.
+# HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on, in the lock or outside it (passive waiters).
 # TYPE pvlock_halts_total counter
 pvlock_halts_total{lock="ticket",mode="metricstest"} 4
-# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters.
+# HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters, in the lock or outside it (admissions of passive waiters).
 # TYPE pvlock_kicks_total counter
 pvlock_kicks_total{lock="ticket",mode="metricstest"} 3
 # HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.

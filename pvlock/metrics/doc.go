@@ -26,9 +26,12 @@
 // defines none of them does not export that metric.
 //
 //	metric                              ticket source                 qspin source
-//	pvlock_halts_total                  halts                         halts
+//	pvlock_halts_total                  halts + passive_halts         halts + passive_halts
 //	pvlock_kicks_total                  released_slow_kicked          pv_kick_unlock
+//	                                    + passive_kicks               + passive_kicks
 //	pvlock_spurious_wakeups_total       spurious_wakeups              pv_spurious_wakeup
+//	                                    + passive_spurious_wakeups    + passive_spurious_wakeups
+//	pvlock_passive_waits_total          passive_waits                 passive_waits
 //	pvlock_halt_timeouts_total          halt_timeouts                 halt_timeouts
 //	pvlock_lost_wakeups_total           lost_wakeups                  lost_wakeups
 //	pvlock_slowpath_entries_total       taken_slow                    lock_slowpath
@@ -38,6 +41,17 @@
 //	pvlock_early_halts_total            halt_early                    -
 //	pvlock_acquisitions_total           acquisitions                  acquisitions
 //	pvlock_contended_acquisitions_total acquired_slow                 -
+//
+// The passive_* events are the concurrency restriction's
+// (pvlock.Policy.Restrict): waits outside a saturated lock, with no ticket
+// taken or queue node linked, and the halts, kicks and wake-ups of those
+// waiters, which the halt, kick and wake-up metrics include, as the vCPUs'
+// own counters do. Two more series come from them:
+// pvlock_passive_admissions_total{lock, mode, cause} counts the waiters let
+// back in, by a release that found no active waiter (cause="drained",
+// admitted_drained) or by the fairness bound (cause="fair",
+// admitted_fair), and the gauge pvlock_passive_waiters{lock, mode} is the
+// number waiting outside now (passive waits begun less admissions).
 //
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
 // taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock

@@ -239,15 +239,31 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 	t.Logf("%d acquisitions, %d scrapes while running, %v halts, %v kicks", ops, scrapes,
 		snap.Get(ticket.Halts), snap.Get(ticket.ReleasedSlowKicked))
 
-	// The scrape is the runtime's own snapshot.
+	// The scrape is the runtime's own snapshot. Halts, kicks and spurious
+	// wake-ups are the lock's own and its passive waiters' together.
+	for metric, events := range map[string][]string{
+		"pvlock_halts_total":              {ticket.Halts, ticket.PassiveHalts},
+		"pvlock_kicks_total":              {ticket.ReleasedSlowKicked, ticket.PassiveKicks},
+		"pvlock_spurious_wakeups_total":   {ticket.SpuriousWakeups, ticket.PassiveSpurious},
+		"pvlock_passive_waits_total":      {ticket.PassiveWaits},
+		"pvlock_passive_admissions_total": {ticket.AdmittedDrained, ticket.AdmittedFair},
+	} {
+		want := 0.0
+		for _, ev := range events {
+			want += float64(snap.Get(ev))
+		}
+		if got := sum(after, metric, pvTicket); got != want {
+			t.Errorf("%s = %v, snapshot %v = %v", metric, got, events, want)
+		}
+	}
+	if got := sum(after, "pvlock_passive_waiters", pvTicket); got != 0 {
+		t.Errorf("pvlock_passive_waiters = %v after the run, want 0", got)
+	}
 	for metric, event := range map[string]string{
-		"pvlock_halts_total":                ticket.Halts,
-		"pvlock_kicks_total":                ticket.ReleasedSlowKicked,
 		"pvlock_slowpath_entries_total":     ticket.TakenSlow,
 		"pvlock_slowpath_pickups_total":     ticket.TakenSlowPickup,
 		"pvlock_slow_releases_total":        ticket.ReleasedSlow,
 		"pvlock_slow_releases_kicked_total": ticket.ReleasedSlowKicked,
-		"pvlock_spurious_wakeups_total":     ticket.SpuriousWakeups,
 		"pvlock_halt_timeouts_total":        ticket.HaltTimeouts,
 		"pvlock_lost_wakeups_total":         ticket.LostWakeups,
 	} {

@@ -20,7 +20,7 @@ var commandDocs = map[string]string{
 	"torture":   "locktorture for one lock: mutual exclusion, lost wake-ups, starvation (End of test: SUCCESS/FAILURE)",
 	"lockbreak": "short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)",
 	"shootdown": "ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)",
-	"sweep":     "the adaptive waiting policy against fixed spin thresholds and halt-poll windows (table, plots, -json)",
+	"sweep":     "the adaptive waiting policy against fixed spin thresholds, halt-poll windows and restriction off (table, plots, -json)",
 }
 
 func init() {

@@ -69,6 +69,7 @@ type options struct {
 	fromPath      string
 	haltPoll      string // "adaptive", or a fixed window ("0": off)
 	yield         bool   // directed yield (pvlock.Policy.DirectedYield)
+	restrict      bool   // concurrency restriction (pvlock.Policy.Restrict)
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -100,6 +101,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
 	fs.StringVar(&o.haltPoll, "haltpoll", "adaptive", "halt-polling of PV waiters: adaptive (up to 200µs), or a fixed window such as 50us (0: off)")
 	fs.BoolVar(&o.yield, "yield", true, "directed yield: a vCPU that kicks a sleeping waiter on its own CPU yields to it")
+	fs.BoolVar(&o.restrict, "restrict", true, "concurrency restriction: a saturated PV lock keeps its surplus waiters outside, halted (pvlock.Policy.Restrict)")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the rows as CSV to this file")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -255,8 +257,8 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 		}
 	}
 	wl, _ := bench.WorkloadByName(o.workload)
-	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v\n",
-		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield)
+	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v, restriction %v\n",
+		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield, o.restrict)
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
 	total := len(o.factors) * len(o.locks)
@@ -441,5 +443,6 @@ func applyPolicy(o options) {
 	p := pvlock.CurrentPolicy()
 	p.HaltPoll, p.HaltPollAdaptive = window, adaptive
 	p.DirectedYield = o.yield
+	p.Restrict = o.restrict
 	pvlock.SetPolicy(p)
 }

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/pvlock/pvlock/qspin"
+	"github.com/pvlock/pvlock/ticket"
+)
+
+// BenchmarkGoMutex is Go's own set of contended sync.Mutex benchmarks
+// (src/sync/mutex_test.go: BenchmarkMutex, BenchmarkMutexSlack,
+// BenchmarkMutexWork and BenchmarkMutexWorkSlack) with the lock swapped
+// in. Unlike BenchmarkGoShapes, which goes through sync.Locker, each lock
+// is called as its concrete type, so that its fast paths are inlined into
+// the loop exactly as sync.Mutex's are in Go's benchmark:
+//
+//	go test -run '^$' -bench GoMutex -cpu 2,8 -count 5 ./bench | tee gomutex.txt
+//	benchstat -row /shape -col /lock gomutex.txt
+//
+// Sub-benchmarks are named shape=<shape>/lock=<lock>; the PV locks run
+// with concurrency restriction on and off (lock=pv-qspin and
+// lock=pv-qspin-unrestricted, ...), side by side with sync.Mutex.
+func BenchmarkGoMutex(b *testing.B) {
+	shapes := []struct {
+		name        string
+		slack, work bool
+	}{
+		{"mutex", false, false},
+		{"slack", true, false},
+		{"work", false, true},
+		{"workslack", true, true},
+	}
+	for _, s := range shapes {
+		b.Run("shape="+s.name, func(b *testing.B) {
+			b.Run("lock=sync.Mutex", func(b *testing.B) {
+				var mu sync.Mutex
+				goMutexParallel(b, s.slack, func(pb *testing.PB) int {
+					foo := 0
+					for pb.Next() {
+						mu.Lock()
+						mu.Unlock()
+						foo = goMutexWork(foo, s.work)
+					}
+					return foo
+				})
+			})
+			for _, q := range []struct {
+				name string
+				opts []qspin.Option
+			}{
+				{"pv-qspin", nil},
+				{"pv-qspin-unrestricted", []qspin.Option{qspin.NoRestriction()}},
+				{"pv-qspin-nosteal", []qspin.Option{qspin.NoStealing()}},
+				{"pv-qspin-nosteal-unrestricted", []qspin.Option{qspin.NoStealing(), qspin.NoRestriction()}},
+			} {
+				b.Run("lock="+q.name, func(b *testing.B) {
+					mu := qspin.New(q.opts...)
+					goMutexParallel(b, s.slack, func(pb *testing.PB) int {
+						foo := 0
+						for pb.Next() {
+							mu.Lock()
+							mu.Unlock()
+							foo = goMutexWork(foo, s.work)
+						}
+						return foo
+					})
+				})
+			}
+			for _, t := range []struct {
+				name string
+				opts []ticket.Option
+			}{
+				{"pv-ticket", nil},
+				{"pv-ticket-unrestricted", []ticket.Option{ticket.NoRestriction()}},
+			} {
+				b.Run("lock="+t.name, func(b *testing.B) {
+					mu := ticket.New(t.opts...)
+					goMutexParallel(b, s.slack, func(pb *testing.PB) int {
+						foo := 0
+						for pb.Next() {
+							mu.Lock()
+							mu.Unlock()
+							foo = goMutexWork(foo, s.work)
+						}
+						return foo
+					})
+				})
+			}
+		})
+	}
+}
+
+// goMutexParallel runs body on b.RunParallel's goroutines, ten per P for a
+// slack shape, as Go's benchmarks do, and keeps the bodies' results alive.
+func goMutexParallel(b *testing.B, slack bool, body func(pb *testing.PB) int) {
+	if slack {
+		b.SetParallelism(10)
+	}
+	var mu sync.Mutex
+	total := 0
+	b.RunParallel(func(pb *testing.PB) {
+		foo := body(pb)
+		mu.Lock()
+		total += foo
+		mu.Unlock()
+	})
+	if total == 1 {
+		b.Log(total) // never: total is a sum of zeros; it keeps the work alive
+	}
+}
+
+// goMutexWork is the work shapes' local work outside the lock: 100
+// multiply-divide steps on a local, as in Go's benchmarks.
+func goMutexWork(foo int, work bool) int {
+	if work {
+		for i := 0; i < 100; i++ {
+			foo *= 2
+			foo /= 2
+		}
+	}
+	return foo
+}

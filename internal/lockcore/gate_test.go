@@ -1,0 +1,264 @@
+package lockcore
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/pvlock/pvlock/internal/relax"
+	"github.com/pvlock/pvlock/internal/testkit"
+)
+
+// gateLock is the smallest lock with a gate: a test-and-set word whose
+// admitted waiters spin for it, and whose every release looks at the gate
+// (the queued lock's way).
+type gateLock struct {
+	word atomic.Uint32
+	gate Gate
+}
+
+var (
+	gateTestStats  = NewStats("gatetest", "pv", WithGateEvents([]string{Halts, HaltTimeouts, LostWakeups}))
+	gateTestEvents = GateEventsAt(3, HaltEvents{Timeouts: 1, LostWakeups: 2})
+)
+
+func (l *gateLock) MarkPassive() {}
+func (l *gateLock) Free() bool   { return l.word.Load() == 0 }
+
+func (l *gateLock) Lock() {
+	if l.word.CompareAndSwap(0, 1) {
+		return
+	}
+	l.gate.Enter(l, gateTestStats, &gateTestEvents, true)
+	for i := 1; !l.word.CompareAndSwap(0, 1); i++ {
+		if i%64 == 0 {
+			runtime.Gosched() // give the P to the goroutines an admission woke
+		}
+		relax.Pause(1)
+	}
+	l.gate.Leave()
+}
+
+func (l *gateLock) Unlock() {
+	// step order of a gated release: release, then look at the gate.
+	l.word.Store(0)
+	if l.gate.Waiting() {
+		l.gate.Released(gateTestStats, &gateTestEvents)
+	}
+}
+
+// gateEvents returns the test lock's event counts by name.
+func gateEvents() map[string]uint64 {
+	out := map[string]uint64{}
+	sums := gateTestStats.Sum()
+	for i, name := range gateTestStats.Events() {
+		out[name] = sums[i]
+	}
+	return out
+}
+
+// A goroutine that finds the active set full waits outside, counted as a
+// passive waiter and halted, and the release that drains the active set
+// admits it: the state word counts it passive, then active, then gone.
+func TestGateParksSurplusWaiters(t *testing.T) {
+	var l gateLock
+	before := gateEvents()
+	l.Lock()
+	// The first waiter is active: it spins in the lock.
+	var done sync.WaitGroup
+	done.Add(2)
+	go func() { defer done.Done(); l.Lock(); l.Unlock() }()
+	testkit.WaitFor(t, "an active waiter", func() bool { return l.gate.Active() == 1 })
+	// The second waits outside.
+	go func() { defer done.Done(); l.Lock(); l.Unlock() }()
+	testkit.WaitFor(t, "a passive waiter", func() bool { return l.gate.Passive() == 1 })
+	testkit.WaitFor(t, "the passive waiter to halt", func() bool {
+		return gateEvents()[PassiveHalts] > before[PassiveHalts]
+	})
+	if !l.gate.Waiting() || l.gate.Active() != 1 {
+		t.Fatalf("state %#x: want one active, one passive", l.gate.state.Load())
+	}
+	l.Unlock()
+	done.Wait()
+	if s := l.gate.state.Load(); s != 0 {
+		t.Fatalf("state %#x after every waiter left, want 0", s)
+	}
+	after := gateEvents()
+	if got := after[PassiveWaits] - before[PassiveWaits]; got != 1 {
+		t.Errorf("%d passive waits, want 1", got)
+	}
+	if got := after[AdmittedDrained] - before[AdmittedDrained]; got != 1 {
+		t.Errorf("%d drained admissions, want 1", got)
+	}
+	if after[HaltTimeouts] != before[HaltTimeouts] {
+		t.Errorf("%d halt timeouts", after[HaltTimeouts]-before[HaltTimeouts])
+	}
+}
+
+// Passive waiters are admitted in the order they came, one at a time:
+// while an admitted waiter is on its way in (W), releases admit nobody.
+func TestGateAdmitsInOrderOneAtATime(t *testing.T) {
+	var l gateLock
+	l.Lock()
+	go func() { l.Lock(); l.Unlock() }() // the active waiter
+	testkit.WaitFor(t, "an active waiter", func() bool { return l.gate.Active() == 1 })
+	const n = 5
+	var (
+		mu    sync.Mutex
+		order []int
+		done  sync.WaitGroup
+	)
+	for i := range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			l.Lock()
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+			l.Unlock()
+		}()
+		testkit.WaitFor(t, "the next passive waiter", func() bool { return l.gate.Passive() == uint32(i+1) })
+		// Its passive ticket is taken, and it has halted or is about to:
+		// wait for its ticket before the next one comes.
+		testkit.WaitFor(t, "its passive ticket", func() bool { return l.gate.tail.Load() == uint32(i+1) })
+	}
+	l.Unlock()
+	done.Wait()
+	for i, g := range order {
+		if g != i {
+			t.Fatalf("passive waiters took the lock in order %v, want 0..%d", order, n-1)
+		}
+	}
+}
+
+// Released admits only when the active set has drained and no admitted
+// waiter is on its way, and reports whether passive waiters remain.
+func TestGateReleasedRules(t *testing.T) {
+	var g Gate
+	ev := &gateTestEvents
+	if g.Released(gateTestStats, ev) {
+		t.Fatal("Released reports passive waiters on an empty gate")
+	}
+	g.state.Store(2*passiveOne + 1) // two passive, one active
+	g.tail.Store(2)
+	g.last.Store(Now()) // the fairness bound is far
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 0 {
+		t.Fatalf("with an active waiter: admitted (head %d)", g.head.Load())
+	}
+	g.state.Store(2 * passiveOne) // drained
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit {
+		t.Fatalf("drained: head %d, state %#x; want head 1, one passive and W", g.head.Load(), g.state.Load())
+	}
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 {
+		t.Fatal("a second admission while one is on its way")
+	}
+	// The admitted waiter clears W as it becomes active.
+	g.state.Add(^(wokenBit - 2))
+	if g.state.Load() != passiveOne|1 {
+		t.Fatalf("state %#x after the admitted waiter became active", g.state.Load())
+	}
+	// Past the fairness bound, a release admits despite the active waiter
+	// (it looks at the clock with probability 1/fairCheck: give it tries).
+	g.last.Store(Now() - FairBound)
+	for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
+		g.Released(gateTestStats, ev)
+	}
+	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
+		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W", g.head.Load(), g.state.Load())
+	}
+}
+
+// Passive tickets wrap around.
+func TestGateTicketsWrap(t *testing.T) {
+	var g Gate
+	for _, head := range []uint32{0, 1<<31 - 1, 1 << 31, 1<<32 - 1} {
+		g.head.Store(head)
+		if g.admitted(head) || !g.admitted(head-1) || g.admitted(head+1) {
+			t.Errorf("head %#x: admitted(head)=%v admitted(head-1)=%v admitted(head+1)=%v",
+				head, g.admitted(head), g.admitted(head-1), g.admitted(head+1))
+		}
+	}
+}
+
+// With restriction off (the policy, the lock's own wish, or PV spinning
+// off) every waiter is active.
+func TestGateOff(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		restricted bool
+		set        func() func()
+	}{
+		{"lock", false, func() func() { return func() {} }},
+		{"policy", true, func() func() { Restrict.Store(false); return func() { Restrict.Store(true) } }},
+		{"pvspin", true, func() func() { PVSpin.Store(false); return func() { PVSpin.Store(true) } }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			defer c.set()()
+			var g Gate
+			for range 3 {
+				if g.Enter(&gateLock{}, gateTestStats, &gateTestEvents, c.restricted) {
+					t.Fatal("Enter reports restriction")
+				}
+			}
+			if g.Active() != 3 || g.Waiting() {
+				t.Fatalf("state %#x: want three active, none passive", g.state.Load())
+			}
+		})
+	}
+}
+
+// Many goroutines on a saturated gated lock: mutual exclusion holds, every
+// goroutine gets the lock again and again (no waiter stays passive), no
+// halt times out, and the gate ends empty.
+func TestGateStress(t *testing.T) {
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Millisecond)
+	var (
+		l      gateLock
+		oracle testkit.Oracle
+		counts [16]atomic.Int64
+		stop   atomic.Bool
+	)
+	before := gateEvents()
+	deadline := time.Now().Add(testkit.Short(20*time.Second, 60*time.Second))
+	testkit.Goroutines(len(counts), func(g int) {
+		for !stop.Load() {
+			l.Lock()
+			oracle.CriticalSection(g)
+			l.Unlock()
+			if counts[g].Add(1) >= 300 {
+				// Done once every goroutine has had its share.
+				all := true
+				for i := range counts {
+					all = all && counts[i].Load() >= 300
+				}
+				if all || time.Now().After(deadline) {
+					stop.Store(true)
+				}
+			}
+		}
+	})
+	if v := oracle.Violations(); v != 0 {
+		t.Fatalf("%d mutual exclusion violations", v)
+	}
+	for i := range counts {
+		if counts[i].Load() < 300 {
+			t.Errorf("goroutine %d acquired %d times before the deadline: starved", i, counts[i].Load())
+		}
+	}
+	after := gateEvents()
+	if after[PassiveWaits] == before[PassiveWaits] {
+		t.Error("16 goroutines on one lock and nobody waited outside")
+	}
+	// A passive wait may outlast the halt watchdog on a loaded machine;
+	// one whose admission came and whose kick did not is a lost wake-up.
+	if d := after[LostWakeups] - before[LostWakeups]; d != 0 {
+		t.Errorf("%d lost wake-ups", d)
+	}
+	if s := l.gate.state.Load(); s != 0 {
+		t.Fatalf("state %#x at the end, want 0", s)
+	}
+}
