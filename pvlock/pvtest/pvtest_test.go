@@ -385,7 +385,7 @@ func TestBenchmarkLines(t *testing.T) {
 func TestBenchmarkMetrics(t *testing.T) {
 	got := map[string]map[string]float64{}
 	var out strings.Builder
-	for _, run := range []struct{ sub, benchtime string }{{"idle", "200x"}, {"spin", "30000x"}} {
+	for _, run := range []struct{ sub, benchtime string }{{"idle", "200x"}, {"spin", "300000x"}} {
 		o, ok := runChild(t, "metrics", "-test.run=^$", "-test.bench=^BenchmarkChildMetrics$/^"+run.sub+"$", "-test.benchtime="+run.benchtime)
 		out.WriteString(o)
 		if !ok {
@@ -403,7 +403,11 @@ func TestBenchmarkMetrics(t *testing.T) {
 	if idle["halts/op"] != 1 || idle["kicks/op"] != 0 {
 		t.Errorf("idle: %v halts/op, %v kicks/op; want 1 and 0", idle["halts/op"], idle["kicks/op"])
 	}
-	if spin["halts/op"] != 0 || spin["steal%"] < 40 {
+	// 8 CPU-bound vCPUs on 2 CPUs wait three quarters of the time, less
+	// the run's tail: the last grains finish with fewer vCPUs runnable.
+	// That tail is up to a few scheduler slices, so the run is long
+	// (0.2-0.5 s) to keep it a small share.
+	if spin["halts/op"] != 0 || spin["steal%"] < 50 {
 		t.Errorf("spin at 4x: %v halts/op, %v%% steal; want 0 and most of the time", spin["halts/op"], spin["steal%"])
 	}
 	for sub, m := range got {
