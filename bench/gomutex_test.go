@@ -111,7 +111,14 @@ func goMutexParallel(b *testing.B, slack bool, body func(pb *testing.PB) int) {
 }
 
 // goMutexWork is the work shapes' local work outside the lock: 100
-// multiply-divide steps on a local, as in Go's benchmarks.
+// multiply-divide steps on a local, as in Go's benchmarks. It is not
+// inlined, so that every lock's loop runs the same machine code for it.
+// Inlined, the compiler folds the work of a zero local into an empty
+// counted loop, whose speed then depends on where that loop lands in each
+// closure: here one that straddled a 64-byte boundary ran at half speed,
+// and the work shape measured code alignment rather than locks.
+//
+//go:noinline
 func goMutexWork(foo int, work bool) int {
 	if work {
 		for i := 0; i < 100; i++ {

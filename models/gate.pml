@@ -16,7 +16,7 @@
  * The lock is reduced to what the gate needs of it: a word that is free
  * or held, taken by a CAS of a free word and released by an atomic RMW
  * (Gated.Free is a load of it). A locker first tries the lock's fast
- * path (qspin: fast-cas and barge; ticket: take-ticket), then passes the
+ * path (qspin: fast-cas; ticket: take-ticket), then passes the
  * gate. An active waiter stands for the lock's own slow path, which the
  * lock models check (its halts and kicks among them): it polls the word
  * and takes it when it is free, and it may poll for ever. As qspin's

@@ -64,9 +64,8 @@
  * the two apart.
  *
  * Concurrency restriction (lockcore.Gate, internal/lockcore/gate.go):
- * with CAP < NCPU, a locker that fails the fast CAS barges (one trylock
- * of a word neither held nor pending: bargePolls polls end as one poll at
- * the last of them), then passes the gate. With fewer than CAP active
+ * with CAP < NCPU, a locker that fails the fast CAS passes the gate.
+ * With fewer than CAP active
  * waiters it counts itself active and spins as the admitted spinner
  * (contend): it takes a free word that is not pending (contend-trylock),
  * queues if a fair head set pending or once it has waited for starveAfter
@@ -82,10 +81,9 @@
  * the gate's own steps, its FIFO tickets and the halt and kick of a
  * passive waiter. Leave, deferred in lockPV, comes with the entry to the
  * critical section. With CAP = NCPU, the default,
- * there is no restriction: barge, Enter and Leave change nothing the
- * model can tell (barge is the first poll of steal, and nothing reads
- * the active count while nobody is passive), so the model leaves them
- * out, and the lock steals as before.
+ * there is no restriction: Enter and Leave change nothing the model can
+ * tell (nothing reads the active count while nobody is passive), so the
+ * model leaves them out, and the lock steals as before.
  *
  * Properties: the assertions (mutual exclusion; a lock has at most one
  * hash entry; the unlocker that sees SLOW finds the entry; the word is
@@ -645,15 +643,8 @@ again:
 		fi
 	}
 #if CAP < NCPU
-	/* lockPV: barge (a trylock of a word that is neither held nor
-	 * pending: its bargePolls polls are one poll at the last of them),
-	 * then Gate.Enter: active if the active set has room, else passive */
-	atomic {
-		if
-		:: locked == 0 && pending == 0 -> locked = LOCKED; goto cs
-		:: else -> skip
-		fi
-	}
+	/* lockPV: Gate.Enter: active if the active set has room, else
+	 * passive */
 	atomic {
 		ingate = 1;
 		if

@@ -58,10 +58,6 @@ func (l *Lock) lockNative() {
 // tries while the queue head is not spinning (steal). A no-steal lock,
 // and a waiter that has waited for starveAfter, queue.
 func (l *Lock) lockPV() {
-	if l.mode == ModePV && l.barge() {
-		l.count(-1, evLockStealing)
-		return
-	}
 	st := l.stats()
 	restricted := l.gate.Enter((*gated)(l), st, &gateEvents, !l.unrestrict)
 	defer l.gate.Leave()
@@ -74,30 +70,12 @@ func (l *Lock) lockPV() {
 	l.queue()
 }
 
-// bargePolls is how many times a locker of a lock with stealing looks for
-// a free lock, bargeStride pauses apart, before it passes the gate: a lock
-// held for a moment is taken without counting in and out.
-const (
-	bargePolls  = 4
-	bargeStride = 4
-)
-
-// barge takes the lock if it becomes free within bargePolls looks, as a
-// running locker may while no fair head has closed the lock (pending).
-func (l *Lock) barge() bool {
-	for range bargePolls {
-		v := l.word.Load()
-		if v&lockedPendingMask == 0 && l.word.CompareAndSwap(v, v|lockedVal) {
-			return true
-		}
-		relax.Pause(bargeStride)
-	}
-	return false
-}
-
 // contendStride is how many spins an admitted waiter of a restricted lock
-// with stealing lets pass between two looks at the lock word.
-const contendStride = 16
+// with stealing lets pass between two looks at the lock word: about a
+// microsecond here, the 30 PAUSEs of sync.Mutex's spinner. Each look takes
+// the line from the running holder, which writes it at every Lock and
+// Unlock.
+const contendStride = 32
 
 // contend is the admitted waiter of a restricted lock with stealing, the
 // one waiter that spins, as sync.Mutex's spinner does: it spins for a
@@ -120,9 +98,7 @@ func (l *Lock) contend(st *lockcore.Stats) bool {
 			if v&pendingVal != 0 {
 				break
 			}
-			// Look at the word only every contendStride spins: each look
-			// takes the line from the holder, which writes it at every
-			// Lock and Unlock (sync.Mutex's spinner looks every 30 PAUSEs).
+			// One look every contendStride spins, no more.
 			for range contendStride {
 				if !sp.Spin() {
 					break spin
