@@ -136,6 +136,19 @@ func checks() []check {
 		ccD: append([]string{"-DCOLLAPSE"}, safety...), pan: []string{depth}}
 	qrDone := ltlCheck("qspin/restrict/alldone", "qspin.pml", "alldone", "-DNCPU=3", "-DITER=1", "-DCAP=1")
 
+	// Queued reader-writer lock: three goroutines, each picking reader or
+	// writer every round, the wait lock abstracted as an atomic mutex. The
+	// assertions for ever (rwSafety) and with two rounds each (rwSafety2:
+	// no goroutine left blocked once the others are done), and alldone
+	// under weak fairness with one round each (rwDone, which the
+	// liveness mutants fail) and two (rwDone2).
+	rwSafety := check{name: "qrwlock/safety", model: "qrwlock.pml", spinD: []string{"-DNCPU=3"},
+		ccD: safety, pan: []string{depth}}
+	rwSafety2 := check{name: "qrwlock/safety2", model: "qrwlock.pml", spinD: []string{"-DNCPU=3", "-DITER=2"},
+		ccD: safety, pan: []string{depth}}
+	rwDone := ltlCheck("qrwlock/alldone", "qrwlock.pml", "alldone", "-DNCPU=3", "-DITER=1")
+	rwDone2 := ltlCheck("qrwlock/alldone2", "qrwlock.pml", "alldone", "-DNCPU=3", "-DITER=2")
+
 	return []check{
 		tSafety, tSafety2, tNohang,
 		mutant(tNohang, "NOBARRIER", "unlock-release", cycle),
@@ -184,6 +197,17 @@ func checks() []check {
 		variant(qDone, "KICKNODE_SLOW_FIRST"),
 		qrSafety, qrDone,
 		mutant(qrDone, "GATE_FIRST", "unlock-gate-check", cycle),
+
+		rwSafety, rwSafety2, rwDone, rwDone2,
+		mutant(rwDone, "REBIAS_EARLY", "read-rebias", cycle),
+		mutant(rwDone, "NO_UNBIAS_KICK", "read-unbias", cycle),
+		mutant(rwSafety, "CLAIM_EARLY", "write-claim", "assertion violated ((wincs==0)&&(rincs==0))"),
+		mutant(rwDone, "NO_WRITE_KICK", "write-kick-check", cycle),
+		mutant(rwDone, "NO_READ_KICK", "read-kick-check", cycle),
+		mutant(rwDone, "RELEASE_BLIND", "write-release", cycle),
+		mutant(rwDone, "NO_RECHECK", "rw-recheck", cycle),
+		mutant(rwDone, "FLAG_FIRST", "rw-publish", cycle),
+		mutant(rwDone, "ARM_LATE", "rw-arm", cycle),
 	}
 }
 

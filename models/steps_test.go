@@ -20,9 +20,10 @@ import (
 // modelFiles lists, for each model, the Go files it models, in the order
 // the model's steps follow them (paths from the repository root).
 var modelFiles = map[string][]string{
-	"ticket.pml": {"kick/waiter.go", "ticket/lock.go"},
-	"qspin.pml":  {"kick/waiter.go", "qspin/pv.go", "qspin/slowpath.go", "qspin/lock.go"},
-	"gate.pml":   {"kick/waiter.go", "internal/lockcore/gate.go"},
+	"ticket.pml":  {"kick/waiter.go", "ticket/lock.go"},
+	"qspin.pml":   {"kick/waiter.go", "qspin/pv.go", "qspin/slowpath.go", "qspin/lock.go"},
+	"gate.pml":    {"kick/waiter.go", "internal/lockcore/gate.go"},
+	"qrwlock.pml": {"kick/waiter.go", "qspin/rwlock.go", "qspin/rwlock_slow.go"},
 }
 
 var (

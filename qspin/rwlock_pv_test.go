@@ -1,0 +1,186 @@
+package qspin
+
+import (
+	"sync"
+	"testing"
+
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// keyOf is l's key in rwHeads.
+func keyOf(l *RWLock) uintptr { return lockcore.Key(l) }
+
+// TestRWReaderHeadHaltsAndIsKicked drives a reader queue head into its
+// halt behind a writer and checks that the writer's Unlock kicks it:
+// H set while it waits, cleared when it is in, and one halt, one kick and
+// one slow path counted, with no halt timeout.
+func TestRWReaderHeadHaltsAndIsKicked(t *testing.T) {
+	defer locktest.LongHaltTimeout()()
+	l := NewRW(SpinThreshold(1))
+	st := RWStats(l.Mode())
+	before := st.Snapshot()
+	l.Lock()
+	done := make(chan struct{})
+	go func() {
+		l.RLock()
+		close(done)
+	}()
+	testkit.WaitFor(t, "the reader head to halt", func() bool {
+		return l.word.Load()&rwHalted != 0 && rwHeads.Lookup(keyOf(l), 0)
+	})
+	l.Unlock()
+	<-done
+	if v := l.word.Load(); v != rwBias {
+		t.Fatalf("word %#x with one reader in, want %#x", v, rwBias)
+	}
+	l.RUnlock()
+	d := st.Snapshot().Sub(before)
+	want := map[string]uint64{ReadSlowpath: 1, ReadHalts: 1, WriteKicks: 1, RWHaltTimeouts: 0}
+	for ev, n := range want {
+		if got := d.Get(ev); got != n {
+			t.Errorf("%s = %d, want %d", ev, got, n)
+		}
+	}
+	if rwHeads.Lookup(keyOf(l), 0) {
+		t.Error("the head is still published")
+	}
+}
+
+// TestRWWriterHeadHaltsAndIsKicked drives a writer queue head into its
+// halt behind two readers and checks that the last of them kicks it, and
+// the first does not.
+func TestRWWriterHeadHaltsAndIsKicked(t *testing.T) {
+	defer locktest.LongHaltTimeout()()
+	l := NewRW(SpinThreshold(1))
+	st := RWStats(l.Mode())
+	before := st.Snapshot()
+	l.RLock()
+	l.RLock()
+	done := make(chan struct{})
+	go func() {
+		l.Lock()
+		close(done)
+	}()
+	testkit.WaitFor(t, "the writer head to halt", func() bool {
+		return l.word.Load()&rwHalted != 0 && rwHeads.Lookup(keyOf(l), 0)
+	})
+	if v := l.word.Load(); v != 2*rwBias|rwWaiting|rwHalted {
+		t.Fatalf("word %#x, want two readers, W and H", v)
+	}
+	l.RUnlock()
+	if d := st.Snapshot().Sub(before); d.Get(ReadKicks) != 0 {
+		t.Fatalf("a reader kicked the head while another was inside")
+	}
+	l.RUnlock()
+	<-done
+	if v := l.word.Load(); v != rwLocked {
+		t.Fatalf("word %#x with the writer in, want %#x", v, rwLocked)
+	}
+	l.Unlock()
+	d := st.Snapshot().Sub(before)
+	want := map[string]uint64{WriteSlowpath: 1, WriteHalts: 1, ReadKicks: 1, RWHaltTimeouts: 0}
+	for ev, n := range want {
+		if got := d.Get(ev); got != n {
+			t.Errorf("%s = %d, want %d", ev, got, n)
+		}
+	}
+}
+
+// TestRWQueuedReaderKicksWriterHead: a reader that finds W and takes its
+// count back may be the last count a halted writer head waits for; its
+// leaving must kick the head like an RUnlock (read-unbias).
+func TestRWQueuedReaderKicksWriterHead(t *testing.T) {
+	defer locktest.LongHaltTimeout()()
+	l := NewRW(SpinThreshold(1))
+	// A writer head halted on W alone but for one count: the state a
+	// late reader leaves behind when it added its count and found W.
+	l.word.Store(rwWaiting | rwBias | rwHalted)
+	w := newParkedHead(t, l)
+	l.readerLeft(l.word.Add(rwUnbias), true)
+	w.wait(t)
+	if v := l.word.Load(); v != rwWaiting|rwHalted {
+		t.Fatalf("word %#x", v)
+	}
+}
+
+// parkedHead is a stand-in queue head published in rwHeads for a test.
+type parkedHead struct {
+	done chan struct{}
+}
+
+// newParkedHead publishes a waiter for l, as a halted head does, and
+// waits for a kick in a goroutine.
+func newParkedHead(t *testing.T, l *RWLock) *parkedHead {
+	t.Helper()
+	h := &parkedHead{done: make(chan struct{})}
+	var ready sync.WaitGroup
+	ready.Add(1)
+	go func() {
+		defer close(h.done)
+		w := kick.NewWaiter(kick.Park)
+		w.Arm()
+		rwHeads.Publish(w, keyOf(l), 0)
+		ready.Done()
+		w.Halt(0) // no timeout: only a kick ends it
+		rwHeads.Withdraw(w)
+	}()
+	ready.Wait()
+	return h
+}
+
+func (h *parkedHead) wait(t *testing.T) {
+	t.Helper()
+	testkit.WaitFor(t, "the kick", func() bool {
+		select {
+		case <-h.done:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+// TestRWStatsCountAcquisitions checks that reads and writes are counted
+// 1024 at a time per lock, and that misuse is not counted.
+func TestRWStatsCountAcquisitions(t *testing.T) {
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	for _, v := range rwVariants() {
+		l := NewRW(v.opts...)
+		st := RWStats(l.Mode())
+		before := st.Snapshot()
+		for range 2 * batch {
+			l.RLock()
+			l.RUnlock()
+			l.Lock()
+			l.Unlock()
+		}
+		d := st.Snapshot().Sub(before)
+		if d.Get(ReadAcquisitions) != 2*batch || d.Get(WriteAcquisitions) != 2*batch {
+			t.Errorf("%s: read %d write %d acquisitions, want %d each", v.name,
+				d.Get(ReadAcquisitions), d.Get(WriteAcquisitions), 2*batch)
+		}
+		if d.Get(ReadSlowpath)+d.Get(WriteSlowpath) != 0 {
+			t.Errorf("%s: uncontended use took the slow path", v.name)
+		}
+	}
+}
+
+// TestRWStatsKinds checks the statistics' labels.
+func TestRWStatsKinds(t *testing.T) {
+	for _, m := range []Mode{ModePV, ModePVNoSteal, ModeNative, ModeTAS} {
+		s := RWStats(m)
+		if s.Kind() != KindRWLock || s.Mode() != m.String() {
+			t.Errorf("RWStats(%v): kind %q mode %q", m, s.Kind(), s.Mode())
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("RWStats of an unknown mode did not panic")
+		}
+	}()
+	RWStats(Mode(99))
+}

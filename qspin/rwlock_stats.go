@@ -1,0 +1,100 @@
+package qspin
+
+import (
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/pvlock"
+)
+
+// KindRWLock is the kind label of the RWLock statistics (pvlock.LockStats
+// Kind, the lock label of the Prometheus metrics).
+const KindRWLock = "qrwlock"
+
+// Event indexes of the RWLock statistics.
+const (
+	evReadAcquisitions = iota
+	evWriteAcquisitions
+	evReadSlowpath
+	evWriteSlowpath
+	evReadHalts
+	evWriteHalts
+	evReadKicks
+	evWriteKicks
+	evRWHaltTimeouts
+	evRWLostWakeups
+	numRWEvents
+)
+
+// Event names reported by RWStats snapshots. Each event says the role,
+// reader or writer, of the goroutine it counts.
+const (
+	// ReadAcquisitions counts successful RLocks and TryRLocks. Each lock
+	// counts them in its own cache line and adds them to this counter 1024
+	// at a time (while pvlock.Policy.Stats is on), so the counter trails
+	// each lock by fewer than 1024.
+	ReadAcquisitions = "read_acquisitions"
+	// WriteAcquisitions counts successful Locks and TryLocks, counted at
+	// their Unlock, 1024 at a time per lock, as qspin's Acquisitions.
+	WriteAcquisitions = "write_acquisitions"
+	// ReadSlowpath counts RLocks that found a writer and queued.
+	ReadSlowpath = "read_slowpath"
+	// WriteSlowpath counts Locks that found the lock held and queued.
+	WriteSlowpath = "write_slowpath"
+	// ReadHalts counts halts of reader queue heads, waiting for the writer
+	// inside to leave (PV).
+	ReadHalts = "read_halts"
+	// WriteHalts counts halts of writer queue heads, waiting for the
+	// readers inside to leave (PV).
+	WriteHalts = "write_halts"
+	// ReadKicks counts kicks of a halted writer head by the reader whose
+	// count was the last one inside.
+	ReadKicks = "read_kicks"
+	// WriteKicks counts kicks of a halted head by the writer's Unlock.
+	WriteKicks = "write_kicks"
+	// RWHaltTimeouts counts queue-head halts ended by the
+	// pvlock.Policy.HaltTimeout watchdog (event halt_timeouts).
+	RWHaltTimeouts = lockcore.HaltTimeouts
+	// RWLostWakeups counts those halts whose way in was open, yet whose
+	// kick did not come within another watchdog period (lost_wakeups).
+	RWLostWakeups = lockcore.LostWakeups
+)
+
+var rwEventNames = []string{
+	evReadAcquisitions: ReadAcquisitions, evWriteAcquisitions: WriteAcquisitions,
+	evReadSlowpath: ReadSlowpath, evWriteSlowpath: WriteSlowpath,
+	evReadHalts: ReadHalts, evWriteHalts: WriteHalts,
+	evReadKicks: ReadKicks, evWriteKicks: WriteKicks,
+	evRWHaltTimeouts: RWHaltTimeouts, evRWLostWakeups: RWLostWakeups,
+}
+
+// The table above names every event: compilation fails if one is added
+// to the indexes and not named.
+var _ = [1]struct{}{}[len(rwEventNames)-numRWEvents]
+
+// rwHaltEvents are the events lockcore.Halt counts for an RWLock head.
+var rwHaltEvents = lockcore.HaltEvents{Timeouts: evRWHaltTimeouts, LostWakeups: evRWLostWakeups}
+
+var rwModeStats = [...]*lockcore.Stats{
+	ModePV:        lockcore.NewStats(KindRWLock, ModePV.String(), rwEventNames),
+	ModePVNoSteal: lockcore.NewStats(KindRWLock, ModePVNoSteal.String(), rwEventNames),
+	ModeNative:    lockcore.NewStats(KindRWLock, ModeNative.String(), rwEventNames),
+	ModeTAS:       lockcore.NewStats(KindRWLock, ModeTAS.String(), rwEventNames),
+}
+
+func (l *RWLock) stats() *lockcore.Stats { return rwModeStats[l.wait.mode] }
+
+// haltEvent is the halt event of a queue head of role.
+func haltEvent(role int) int {
+	if role == roleReader {
+		return evReadHalts
+	}
+	return evWriteHalts
+}
+
+// RWStats returns the statistics of all RWLocks of mode m, summed over
+// vCPUs (kind "qrwlock", mode m.String()). It panics on an unknown mode.
+// The queue heads' halt durations go to the LockStats blocked-time
+// histogram. The waits in an RWLock's queue are those of its wait lock, a
+// Lock of the same mode, and are counted in Stats(m).
+func RWStats(m Mode) *pvlock.LockStats {
+	return (*pvlock.LockStats)(lockcore.ModeStats("qspin", rwModeStats[:], m))
+}
