@@ -3,7 +3,6 @@ package lockcore
 import (
 	"fmt"
 	"math/bits"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -95,7 +94,10 @@ func (s *Stats) Events() []string { return append([]string(nil), s.events...) }
 // negative number for the shared stripes.
 func (s *Stats) slotWords(slot int) []atomic.Uint64 {
 	if slot < 0 || slot >= MaxVCPUs {
-		off := int(rand.Uint32()%stripes) * s.stride
+		// The caller's stack picks the stripe: goroutines counting at the
+		// same time use different stripes, and a goroutine keeps its own,
+		// for the cost of an address, not of a random number.
+		off := stripeOf(StripeHint()) * s.stride
 		return s.stripe[off : off+s.stride]
 	}
 	c := &s.chunks[slot/chunkSlots]
