@@ -25,6 +25,9 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change: $unformatted" >&2
 	exit 1
 fi
+# The Prometheus mixin: its rules load, and their unit tests pass.
+promtool check rules mixin/rules/rules.yml mixin/alerts/alerts.yml
+promtool test rules mixin/tests/*.yml
 # Short, bounded fuzzing of each fuzz target (their seed corpora also run in
 # the suite below). The budgets are execution counts, about 5-10 s each
 # here: Go 1.26's fuzz coordinator can report a spurious "context deadline

@@ -1,7 +1,9 @@
 package pvlock
 
 import (
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 )
 
@@ -12,6 +14,43 @@ var procs struct {
 	running  int // vCPUs of running VMs
 	saved    int // GOMAXPROCS before the first VM started; 0 when none runs
 	raisedTo int
+	// wasDefault records, at the first raise, that saved was the
+	// runtime's default, which the runtime keeps updating as the CPU
+	// limits change: the restore then asks for the default again rather
+	// than fixing the old value, which would stop those updates.
+	wasDefault bool
+}
+
+// The runtime calls the restore makes, replaceable by tests.
+var (
+	setProcs        = runtime.GOMAXPROCS
+	setDefaultProcs = runtime.SetDefaultGOMAXPROCS
+)
+
+// procsFromEnv reports whether the GOMAXPROCS environment variable fixed
+// GOMAXPROCS at startup (a positive number, as the runtime reads it): the
+// runtime then never updates it, and its value is not the default that
+// runtime.SetDefaultGOMAXPROCS sets.
+var procsFromEnv = func() bool {
+	n, err := strconv.Atoi(os.Getenv("GOMAXPROCS"))
+	return err == nil && n > 0
+}()
+
+// isDefaultProcs reports whether cur, the current GOMAXPROCS, is the
+// runtime's default. The runtime does not say whether GOMAXPROCS was set,
+// so this sets the default and compares, and puts cur back if it differs;
+// a program that set GOMAXPROCS to the very value of the default is taken
+// to use the default. It is called only just before GOMAXPROCS is raised.
+func isDefaultProcs(cur int) bool {
+	if procsFromEnv {
+		return false
+	}
+	setDefaultProcs()
+	if runtime.GOMAXPROCS(0) == cur {
+		return true
+	}
+	setProcs(cur)
+	return false
 }
 
 // procSlack is the number of Ps kept beyond the vCPU count for the
@@ -27,7 +66,10 @@ func reserveProcs(n int) {
 	}
 	procs.running += n
 	if want := procs.running + procSlack; want > cur {
-		runtime.GOMAXPROCS(want)
+		if procs.raisedTo == 0 {
+			procs.wasDefault = cur == procs.saved && isDefaultProcs(cur)
+		}
+		setProcs(want)
 		procs.raisedTo = want
 	}
 }
@@ -38,8 +80,15 @@ func releaseProcs(n int) {
 	procs.running -= n
 	if procs.running == 0 && procs.saved > 0 {
 		if runtime.GOMAXPROCS(0) == procs.raisedTo {
-			runtime.GOMAXPROCS(procs.saved)
+			// Since Go 1.25 setting GOMAXPROCS stops the runtime's
+			// updates of its default (to the cgroup CPU limit): a
+			// default is restored as the default, so that they resume.
+			if procs.wasDefault {
+				setDefaultProcs()
+			} else {
+				setProcs(procs.saved)
+			}
 		}
-		procs.saved, procs.raisedTo = 0, 0
+		procs.saved, procs.raisedTo, procs.wasDefault = 0, 0, false
 	}
 }

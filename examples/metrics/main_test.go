@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -453,11 +454,16 @@ func querySum(client *http.Client, api, q string) (float64, error) {
 	return strconv.ParseFloat(s, 64)
 }
 
-// TestReadmeYAML checks the scrape configuration and the alerting rule of
-// README.md with promtool.
+// TestReadmeYAML checks the scrape configuration, the alerting rule and
+// the rule_files of the mixin in README.md with promtool; /path/to/pvlock
+// stands for the root of the module, whose mixin promtool then loads.
 func TestReadmeYAML(t *testing.T) {
 	promtool := promtest.Tool(t, "promtool")
 	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,7 +480,7 @@ func TestReadmeYAML(t *testing.T) {
 			kind = "rules"
 		}
 		file := filepath.Join(t.TempDir(), kind+".yml")
-		if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(strings.ReplaceAll(block, "/path/to/pvlock", root)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if out, err := exec.Command(promtool, "check", kind, file).CombinedOutput(); err != nil {
@@ -482,7 +488,30 @@ func TestReadmeYAML(t *testing.T) {
 		}
 		blocks++
 	}
-	if blocks != 2 {
-		t.Fatalf("README.md has %d yaml blocks, want the scrape configuration and the rule", blocks)
+	if blocks != 3 {
+		t.Fatalf("README.md has %d yaml blocks, want the scrape configuration, the rule and the mixin's rule files", blocks)
+	}
+}
+
+// TestReadmeLinksExist: every relative link of README.md, such as those
+// to the mixin's dashboard and rules, names a file or directory that
+// exists.
+func TestReadmeLinksExist(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := regexp.MustCompile(`\]\(([^)#:]+)\)`).FindAllStringSubmatch(string(b), -1)
+	mixin := 0
+	for _, l := range links {
+		if _, err := os.Stat(l[1]); err != nil {
+			t.Errorf("README.md links to %s: %v", l[1], err)
+		}
+		if strings.Contains(l[1], "mixin/") {
+			mixin++
+		}
+	}
+	if mixin < 3 {
+		t.Fatalf("README.md has %d links into the mixin, want the dashboard, the rules and the alerts", mixin)
 	}
 }

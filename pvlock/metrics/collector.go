@@ -28,6 +28,9 @@ type lockMetric struct {
 	// from: the passive waiters' halts, kicks and wake-ups, which every
 	// lock with a gate counts under the same names.
 	plus []string
+	// perUnit is the number of event units in one unit of the metric:
+	// 1e9 for a sum of nanoseconds exported in seconds, 0 for a count.
+	perUnit float64
 }
 
 func newLockMetric(name, help string, sources ...[]string) lockMetric {
@@ -40,6 +43,12 @@ func newLockMetric(name, help string, sources ...[]string) lockMetric {
 // with returns m with plus events.
 func (m lockMetric) with(plus ...string) lockMetric {
 	m.plus = plus
+	return m
+}
+
+// nanos returns m for events that sum nanoseconds, exported in seconds.
+func (m lockMetric) nanos() lockMetric {
+	m.perUnit = 1e9
 	return m
 }
 
@@ -85,6 +94,12 @@ var lockMetrics = []lockMetric{
 	newLockMetric("contended_acquisitions_total",
 		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",
 		[]string{lockcore.AcquiredSlow}),
+	newLockMetric("kick_latency_seconds_total",
+		"Time unlockers spent issuing the kicks of pv_kick_unlock (qspin: pv_latency_kick); divided by the rate of those kicks, the mean cost of a kick.",
+		[]string{lockcore.PVLatencyKick}).nanos(),
+	newLockMetric("wake_latency_seconds_total",
+		"Time from a kick to the kicked waiter running again, summed over the kicked halts that timed it (qspin: pv_latency_wake, over pv_kick_wake halts).",
+		[]string{lockcore.PVLatencyWake}).nanos(),
 }
 
 var (
@@ -115,13 +130,21 @@ var (
 		"Kicks delivered to the vCPU.",
 		vcpuLabels, nil)
 	// Halt-polling, after KVM's halt_attempted_poll, halt_successful_poll,
-	// halt_poll_invalid, halt_poll_success_ns and halt_poll_fail_ns.
+	// halt_poll_invalid, halt_poll_success_ns and halt_poll_fail_ns. The
+	// counts are three metrics, not one with a result label, because the
+	// polls begun are a superset of the other two; the time spent is
+	// split by result, each poll's time going to exactly one.
 	vcpuPollsDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_total",
-		"Halt-polls begun by the vCPU (result=attempted), that caught their kick (result=successful), "+
-			"or that stopped because a sibling vCPU on the same CPU became runnable (result=invalid).",
-		append(vcpuLabels, "result"), nil)
+		"Halt-polls begun by the vCPU: a superset of pvlock_vcpu_halt_polls_success_total and pvlock_vcpu_halt_polls_invalid_total.",
+		vcpuLabels, nil)
+	vcpuPollsSuccessDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_success_total",
+		"Halt-polls of the vCPU that caught their kick, so the vCPU did not sleep.",
+		vcpuLabels, nil)
+	vcpuPollsInvalidDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_invalid_total",
+		"Halt-polls of the vCPU cut short because a sibling vCPU on the same CPU became runnable (failed polls, as far as the poll time is concerned).",
+		vcpuLabels, nil)
 	vcpuPollSecondsDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_seconds_total",
-		"Time the vCPU spent halt-polling, in polls that caught their kick (result=success) and in polls that did not (result=fail).",
+		"Time the vCPU spent halt-polling, in polls that caught their kick (result=success) and in polls that did not, cut short or not (result=fail).",
 		append(vcpuLabels, "result"), nil)
 	vcpuPollWindowDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_window_seconds",
 		"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns).",
@@ -207,7 +230,8 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
-		vcpuPollsDesc, vcpuPollSecondsDesc, vcpuPollWindowDesc, vcpuSiblingSpinDesc,
+		vcpuPollsDesc, vcpuPollsSuccessDesc, vcpuPollsInvalidDesc, vcpuPollSecondsDesc,
+		vcpuPollWindowDesc, vcpuSiblingSpinDesc,
 	} {
 		ch <- d
 	}
@@ -217,7 +241,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectBuildInfo(ch)
 	for _, s := range c.stats() {
-		collectLock(ch, s.Snapshot())
+		if snap := s.Snapshot(); inUse(snap) {
+			collectLock(ch, snap)
+		}
 	}
 	c.mu.Lock()
 	vms := slices.Clone(c.vms)
@@ -227,13 +253,37 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
+// inUse reports whether a lock kind and mode has counted anything: one
+// whose counters are all zero (a mode no lock of the program uses) exports
+// no series at all.
+func inUse(snap pvlock.Snapshot) bool {
+	if snap.BlockedNanos != 0 {
+		return true
+	}
+	for _, n := range snap.Events {
+		if n != 0 {
+			return true
+		}
+	}
+	for _, n := range snap.Blocked {
+		if n != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // collectLock sends the metrics of one lock kind and mode.
 func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 	used := make(map[string]bool, len(snap.Events))
 	for _, m := range lockMetrics {
 		sum, ok := m.value(snap.Events, used)
 		if ok {
-			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(sum), snap.Kind, snap.Mode)
+			v := float64(sum)
+			if m.perUnit != 0 {
+				v /= m.perUnit
+			}
+			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, snap.Kind, snap.Mode)
 		}
 	}
 	collectAdmissions(ch, snap, used)
@@ -326,12 +376,9 @@ func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 		ch <- prometheus.MustNewConstMetric(vcpuHaltsDesc, prometheus.CounterValue, float64(w.Halts+w.EarlyKicks), labels...)
 		ch <- prometheus.MustNewConstMetric(vcpuKicksDesc, prometheus.CounterValue, float64(w.KicksReceived), labels...)
 		ch <- prometheus.MustNewConstMetric(vcpuHaltedDesc, prometheus.CounterValue, float64(w.HaltedNanos)/1e9, labels...)
-		for _, p := range []struct {
-			result string
-			n      uint64
-		}{{"attempted", w.PollsAttempted}, {"successful", w.PollsSuccessful}, {"invalid", w.PollsInvalid}} {
-			ch <- prometheus.MustNewConstMetric(vcpuPollsDesc, prometheus.CounterValue, float64(p.n), append(labels, p.result)...)
-		}
+		ch <- prometheus.MustNewConstMetric(vcpuPollsDesc, prometheus.CounterValue, float64(w.PollsAttempted), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuPollsSuccessDesc, prometheus.CounterValue, float64(w.PollsSuccessful), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuPollsInvalidDesc, prometheus.CounterValue, float64(w.PollsInvalid), labels...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollSuccessNanos)/1e9, append(labels, "success")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollFailNanos)/1e9, append(labels, "fail")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollWindowDesc, prometheus.GaugeValue, float64(w.PollWindowNanos)/1e9, labels...)

@@ -8,9 +8,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 	"go.uber.org/goleak"
 )
@@ -28,6 +30,7 @@ var (
 		"pv_wait_node", "pv_wait_head", "pv_wait_again", "pv_wait_early", "pv_kick_unlock",
 		"pv_kick_wake", "pv_spurious_wakeup", "pv_hash_hops", "pv_lock_stealing", "lock_pending",
 		"lock_slowpath", "halts", "halt_timeouts", "lost_wakeups", "acquisitions",
+		"pv_latency_kick", "pv_latency_wake",
 	}
 	tasEvents = []string{"acquisitions", "spins_wasted"}
 
@@ -147,10 +150,12 @@ func TestQspinAndOtherKinds(t *testing.T) {
 		`pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9`,
 		`pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13`,
 		`pvlock_halts_total{lock="qspin",mode="metricstest"} 12`,
+		`pvlock_kick_latency_seconds_total{lock="qspin",mode="metricstest"} 1.6e-08`,
 		`pvlock_kicks_total{lock="qspin",mode="metricstest"} 5`,
 		`pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14`,
 		`pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11`,
 		`pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7`,
+		`pvlock_wake_latency_seconds_total{lock="qspin",mode="metricstest"} 1.7e-08`,
 		`pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10`,
 		`pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8`,
 		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6`,
@@ -208,19 +213,95 @@ func exposition(samples ...string) string {
 }
 
 // TestRealLocksFullyMapped checks that every event of the ticket lock has a
-// named metric, so none falls through to pvlock_lock_events_total, and that
-// every registered lock kind gets its histogram.
+// named metric, so none falls through to pvlock_lock_events_total, that
+// no event of the qspin lock is a sum of time left among its counts, and
+// that every lock kind and mode in use gets its histogram.
 func TestRealLocksFullyMapped(t *testing.T) {
-	c := NewCollector(only(ticket.Stats(ticket.ModePV), ticket.Stats(ticket.ModeNative)))
+	pv, native := ticket.Stats(ticket.ModePV), ticket.Stats(ticket.ModeNative)
+	for _, s := range []*pvlock.LockStats{pv, native} {
+		set(s, map[string]uint64{ticket.Halts: 1})
+	}
+	defer pv.Reset()
+	defer native.Reset()
+	c := NewCollector(only(pv, native))
 	if n := testutil.CollectAndCount(c, "pvlock_lock_events_total"); n != 0 {
 		t.Fatalf("%d ticket events have no named metric", n)
 	}
 	if n := testutil.CollectAndCount(c, "pvlock_slowpath_pickups_total"); n != 2 {
 		t.Fatalf("%d pickup series for the two ticket modes, want 2", n)
 	}
-	all := pvlock.AllLockStats()
-	if n := testutil.CollectAndCount(NewCollector(Options{}), "pvlock_halt_duration_seconds"); n != len(all) {
-		t.Fatalf("%d halt histograms for %d LockStats", n, len(all))
+	used := 0
+	for _, s := range pvlock.AllLockStats() {
+		if inUse(s.Snapshot()) {
+			used++
+		}
+	}
+	if n := testutil.CollectAndCount(NewCollector(Options{}), "pvlock_halt_duration_seconds"); n != used {
+		t.Fatalf("%d halt histograms for %d LockStats in use", n, used)
+	}
+	// The qspin lock's own event table: its nanosecond sums have metrics
+	// of their own, in seconds.
+	q := qspin.Stats(qspin.ModePV)
+	set(q, map[string]uint64{qspin.PVLatencyKick: 3, qspin.PVLatencyWake: 5, qspin.PVKickWake: 1})
+	defer q.Reset()
+	want := exposition(
+		`pvlock_kick_latency_seconds_total{lock="qspin",mode="pv"} 3e-09`,
+		`pvlock_wake_latency_seconds_total{lock="qspin",mode="pv"} 5e-09`,
+		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="pv"} 1`,
+	)
+	qc := NewCollector(only(q))
+	if err := testutil.CollectAndCompare(qc, strings.NewReader(want),
+		"pvlock_kick_latency_seconds_total", "pvlock_wake_latency_seconds_total"); err != nil {
+		t.Fatal(err)
+	}
+	mfs := gather(t, qc)
+	for _, m := range mfs["pvlock_qspin_events_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "event" && strings.Contains(l.GetValue(), "latency") {
+				t.Errorf("pvlock_qspin_events_total still exports %s", l.GetValue())
+			}
+		}
+	}
+}
+
+// gather collects c through a pedantic registry and returns its families
+// by name.
+func gather(t *testing.T, c prometheus.Collector) map[string]*dto.MetricFamily {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*dto.MetricFamily{}
+	for _, mf := range mfs {
+		out[mf.GetName()] = mf
+	}
+	return out
+}
+
+// TestUnusedModesExportNothing: a lock kind and mode whose counters are
+// all zero exports no series, and one count of anything, even only the
+// halt histogram's, brings back all of its metrics.
+func TestUnusedModesExportNothing(t *testing.T) {
+	set(ticketTest, nil)
+	set(qspinTest, nil)
+	c := NewCollector(only(ticketTest, qspinTest))
+	if n := testutil.CollectAndCount(c); n != 1 { // pvlock_build_info only
+		t.Fatalf("two unused lock modes export %d series besides the build info", n-1)
+	}
+	(*lockcore.Stats)(qspinTest).ObserveBlocked(0, 1500)
+	mfs := gather(t, c)
+	for _, name := range []string{"pvlock_halts_total", "pvlock_lost_wakeups_total", "pvlock_halt_duration_seconds"} {
+		mf := mfs[name]
+		if mf == nil || len(mf.GetMetric()) != 1 || mf.GetMetric()[0].GetLabel()[0].GetValue() != "qspin" {
+			t.Errorf("%s: %v, want one series of the qspin lock, which has halted once", name, mf)
+		}
+	}
+	set(qspinTest, map[string]uint64{"lock_pending": 1})
+	if n := testutil.CollectAndCount(c, "pvlock_lost_wakeups_total"); n != 1 {
+		t.Fatalf("%d lost wake-up series once the qspin lock counted an event, want 1 (zero, but present)", n)
 	}
 }
 

@@ -19,11 +19,16 @@
 // # Lock metrics
 //
 // Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
-// example the PV ticket lock) yields one series per metric below, with the
-// labels lock (the kind: "ticket", "qspin", "tas", ...) and mode ("pv",
-// "pv-nosteal" for a PV qspin lock without lock stealing, or "native"). A metric is derived from the first listed source whose events
-// the lock defines (several events of one source are added up); a lock that
-// defines none of them does not export that metric.
+// example the PV ticket lock) that has counted anything yields one series
+// per metric below, with the labels lock (the kind: "ticket", "qspin",
+// "tas", ...) and mode ("pv", "pv-nosteal" for a PV qspin lock without
+// lock stealing, or "native"). A kind and mode whose counters are all
+// zero, such as a mode no lock of the program uses, exports no series; as
+// acquisitions are counted in batches (see pvlock_acquisitions_total), a
+// mode used only briefly and never contended may not show yet. A metric
+// is derived from the first listed source whose events the lock defines
+// (several events of one source are added up); a lock that defines none
+// of them does not export that metric.
 //
 //	metric                              ticket source                 qspin source
 //	pvlock_halts_total                  halts + passive_halts         halts + passive_halts
@@ -41,6 +46,17 @@
 //	pvlock_early_halts_total            halt_early                    -
 //	pvlock_acquisitions_total           acquisitions                  acquisitions
 //	pvlock_contended_acquisitions_total acquired_slow                 -
+//	pvlock_kick_latency_seconds_total   -                             pv_latency_kick / 1e9
+//	pvlock_wake_latency_seconds_total   -                             pv_latency_wake / 1e9
+//
+// The two latency metrics are sums of time, in seconds, kept apart from
+// the counts: pvlock_kick_latency_seconds_total is the time unlockers
+// spent issuing kicks (the pv_kick_unlock kicks, which
+// pvlock_kicks_total counts together with the passive waiters' kicks),
+// and pvlock_wake_latency_seconds_total the time from a kick to the
+// kicked waiter running again, summed over the halts that timed it
+// (pvlock_qspin_events_total{event="pv_kick_wake"}). Divided by those
+// counts' rates they are the mean kick cost and wake-up latency.
 //
 // The passive_* events are the concurrency restriction's
 // (pvlock.Policy.Restrict): waits outside a saturated lock, with no ticket
@@ -61,8 +77,9 @@
 // should stay at zero.
 //
 // Every other event of a qspin lock (pv_wait_node, pv_wait_head,
-// pv_wait_again, pv_wait_early, pv_kick_wake, pv_hash_hops,
-// pv_lock_stealing, lock_pending, ...) is exported under its kernel name,
+// pv_wait_again, pv_wait_early, pv_kick_wake, pv_hash_hops (the hash
+// slots probed, a count), pv_lock_stealing, lock_pending, ...) is exported
+// under its kernel name,
 // and pv_head_starving (queue heads that were overtaken for a millisecond
 // and closed the lock to stealers) under pvlock's, as
 // pvlock_qspin_events_total{lock, mode, event}. The remaining events of any
@@ -79,16 +96,37 @@
 // For every vCPU of the VMs added to the Collector, with labels vm (the VM's
 // name) and vcpu (the vCPU's index):
 //
-//	pvlock_vcpu_steal_seconds_total     time runnable but waiting for a CPU (VCPU.Steal), during the current or last run
-//	pvlock_vcpu_halts_total             halts of the vCPU's waiter, including those a kick had already ended
-//	pvlock_vcpu_kicks_received_total    kicks delivered to the vCPU's waiter
-//	pvlock_vcpu_halted_seconds_total    time the vCPU's waiter spent halted
+//	pvlock_vcpu_steal_seconds_total       time runnable but waiting for a CPU (VCPU.Steal), during the current or last run
+//	pvlock_vcpu_halts_total               halts of the vCPU's waiter, including those a kick had already ended
+//	pvlock_vcpu_kicks_received_total      kicks delivered to the vCPU's waiter
+//	pvlock_vcpu_halted_seconds_total      time the vCPU's waiter spent halted (polling or asleep)
+//	pvlock_vcpu_halt_polls_total          halt-polls begun (KVM's halt_attempted_poll)
+//	pvlock_vcpu_halt_polls_success_total  of those, polls that caught their kick (halt_successful_poll)
+//	pvlock_vcpu_halt_polls_invalid_total  of those, polls cut short by a runnable sibling vCPU (halt_poll_invalid)
+//	pvlock_vcpu_halt_poll_seconds_total   time spent polling, by result: "success" or "fail" (halt_poll_success_ns, halt_poll_fail_ns)
+//	pvlock_vcpu_halt_poll_window_seconds  gauge: the current adaptive halt-poll window
+//	pvlock_vcpu_sibling_spin_polls        gauge: the current adaptive spin window for waits beside a runnable sibling, in polls
+//
+// The poll counts are separate metrics because the polls begun include
+// the other two: the polls that failed are
+// pvlock_vcpu_halt_polls_total - pvlock_vcpu_halt_polls_success_total
+// (give or take the one poll a vCPU may be running during the scrape),
+// and the invalid ones are among them, as their time is in
+// result="fail". The result label of the poll time takes the values
+// success and fail only, and each poll's time goes to exactly one, so its
+// sum over result is the total time spent polling.
 //
 // The halt and kick counts are kept for the vCPU's lifetime; steal time
 // restarts with every run of the VM, which Prometheus treats as a counter
 // reset. Summed over the vCPUs of all VMs, the vCPU halts and kicks equal the
 // locks' pvlock_halts_total and pvlock_kicks_total when every lock user is a
 // vCPU; halts of ordinary goroutines appear only in the lock metrics.
+//
+// # Rules and dashboard
+//
+// The mixin directory at the root of the module holds recording rules,
+// alerts with promtool unit tests, and a Grafana dashboard built on these
+// metrics, ready to vendor.
 //
 // # Build information
 //

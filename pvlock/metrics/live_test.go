@@ -308,6 +308,22 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		if got := sum(after, "pvlock_vcpu_halted_seconds_total", labels); got != float64(v.Waiter().Counters().HaltedNanos)/1e9 {
 			t.Errorf("vCPU %d: halted %v s scraped, waiter says %v ns", v.Index(), got, v.Waiter().Counters().HaltedNanos)
 		}
+		w := v.Waiter().Counters()
+		for metric, want := range map[string]uint64{
+			"pvlock_vcpu_halt_polls_total":         w.PollsAttempted,
+			"pvlock_vcpu_halt_polls_success_total": w.PollsSuccessful,
+			"pvlock_vcpu_halt_polls_invalid_total": w.PollsInvalid,
+		} {
+			if got := sum(after, metric, labels); got != float64(want) {
+				t.Errorf("vCPU %d: %s = %v, waiter says %v", v.Index(), metric, got, want)
+			}
+		}
+		// The poll time's results partition it: no value is the sum of others.
+		ok, fail := sum(after, "pvlock_vcpu_halt_poll_seconds_total", map[string]string{"vm": vm.Name(), "vcpu": fmt.Sprint(v.Index()), "result": "success"}),
+			sum(after, "pvlock_vcpu_halt_poll_seconds_total", map[string]string{"vm": vm.Name(), "vcpu": fmt.Sprint(v.Index()), "result": "fail"})
+		if ok != float64(w.PollSuccessNanos)/1e9 || fail != float64(w.PollFailNanos)/1e9 {
+			t.Errorf("vCPU %d: poll seconds success %v, fail %v; waiter says %v and %v ns", v.Index(), ok, fail, w.PollSuccessNanos, w.PollFailNanos)
+		}
 	}
 	if steal == 0 {
 		t.Error("2x overcommitted vCPUs saw no steal time")

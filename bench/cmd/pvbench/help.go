@@ -65,5 +65,5 @@ func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	case len(args) == 1 && args[0] != "help" && labCommands[args[0]] != nil:
 		return labCommands[args[0]](ctx, []string{"-h"}, stdout, stderr)
 	}
-	return fmt.Errorf("help: unknown command %q; commands: %s", strings.Join(args, " "), strings.Join(commandNames(), ", "))
+	return badUsage(fmt.Errorf("help: unknown command %q; commands: %s", strings.Join(args, " "), strings.Join(commandNames(), ", ")))
 }

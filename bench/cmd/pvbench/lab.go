@@ -106,14 +106,15 @@ type labCommand[V, R any] struct {
 func (c labCommand[V, R]) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("pvbench "+c.name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	setCommandUsage(fs, c.name)
 	var o labOptions
 	parse := labFlags(fs, &o)
 	check := c.flags(fs)
 	if err := parse(args); err != nil {
-		return err
+		return badUsage(err)
 	}
 	if err := check(); err != nil {
-		return err
+		return badUsage(err)
 	}
 	if err := checkOutputFile("json", o.jsonPath); err != nil {
 		return err
@@ -229,64 +230,16 @@ func runShootdown(ctx context.Context, args []string, stdout, stderr io.Writer) 
 // runSweep is `pvbench sweep`: the adaptive waiting policy against fixed
 // spin thresholds and fixed halt-poll windows.
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("pvbench sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	wlList := fs.String("workloads", "lockloop,ebizzy", "comma-separated workloads")
-	lockList := fs.String("locks", "pv-ticket,pv-qspin,pv-qspin-nosteal", "comma-separated PV locks")
-	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
-	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
-	pin := fs.String("pin", "each", "pinning: each or float")
-	thresholds := fs.String("thresholds", joinInts(bench.DefaultSweepThresholds), "comma-separated fixed spin thresholds, polls")
-	polls := fs.String("haltpolls", joinDurations(bench.DefaultSweepHaltPolls), "comma-separated fixed halt-poll windows")
-	runs := fs.Int("runs", 1, "measured runs per cell")
-	duration := fs.Duration("duration", 500*time.Millisecond, "length of each run")
-	seed := fs.Uint64("seed", 1, "seed of the workloads' random choices")
-	jsonPath := fs.String("json", "", "also write the rows as JSON to this file")
-	outDir := fs.String("out", "out", "directory for the plots (empty: no plots)")
-	if err := fs.Parse(args); err != nil {
-		return err
+	spec, o, err := parseSweep(args, stderr)
+	if err != nil {
+		return badUsage(err)
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	spec := bench.SweepSpec{Workloads: splitList(*wlList), Locks: splitList(*lockList)}
-	var err error
-	if spec.Factors, err = parseFactors(*ocList); err != nil {
-		return err
-	}
-	if spec.Cell.CPUs, err = parseCPUs(*cpuList); err != nil {
-		return err
-	}
-	if spec.Cell.Pinning, err = parsePinning(*pin); err != nil {
-		return err
-	}
-	for _, s := range splitList(*thresholds) {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return fmt.Errorf("-thresholds: %q is not a number of polls", s)
-		}
-		spec.Thresholds = append(spec.Thresholds, n)
-	}
-	for _, s := range splitList(*polls) {
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("-haltpolls: %w", err)
-		}
-		spec.HaltPolls = append(spec.HaltPolls, d)
-	}
-	if *runs < 1 || *duration <= 0 {
-		return fmt.Errorf("-runs (%d) must be at least 1 and -duration (%v) positive", *runs, *duration)
-	}
-	spec.Cell.Runs, spec.Cell.Duration, spec.Cell.Seed = *runs, *duration, *seed
-	if err := spec.Validate(); err != nil {
-		return err
-	}
-	if err := errors.Join(checkOutputFile("json", *jsonPath), checkOutputDir("out", *outDir)); err != nil {
+	if err := errors.Join(checkOutputFile("json", o.jsonPath), checkOutputDir("out", o.outDir)); err != nil {
 		return err
 	}
 	maxPoll := pvlock.CurrentPolicy().HaltPoll
 	fmt.Fprintf(stdout, "pvbench sweep: %s, %s, %v, %d run(s) of %v per cell, halt-poll ceiling %v, pinning %s, %s\n",
-		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, *runs, *duration,
+		strings.Join(spec.Workloads, ","), strings.Join(spec.Locks, ","), spec.Factors, spec.Cell.Runs, spec.Cell.Duration,
 		maxPoll, spec.Cell.Pinning, runtime.Version())
 	fmt.Fprintf(stdout, "Each setting fixes one knob and leaves the other adaptive: spin=N is a fixed spin threshold of N polls,\n"+
 		"haltpoll=D a fixed halt-poll window of D (0: no polling); adaptive is the default policy.\n\n")
@@ -298,20 +251,81 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if werr := report.WriteSweepTable(stdout, rows); werr != nil {
 			return werr
 		}
-		if *jsonPath != "" {
-			if werr := writeFile(*jsonPath, rows, report.WriteJSON); werr != nil {
+		if o.jsonPath != "" {
+			if werr := writeFile(o.jsonPath, rows, report.WriteJSON); werr != nil {
 				return werr
 			}
 		}
-		if *outDir != "" {
-			files, perr := report.WriteThroughputPlots(*outDir, report.SweepPlotRows(rows))
+		if o.outDir != "" {
+			files, perr := report.WriteThroughputPlots(o.outDir, report.SweepPlotRows(rows))
 			if perr != nil {
 				return perr
 			}
-			fmt.Fprintf(stdout, "\nplots: %d files in %s\n", len(files), *outDir)
+			fmt.Fprintf(stdout, "\nplots: %d files in %s\n", len(files), o.outDir)
 		}
 	}
 	return err
+}
+
+// sweepOutputs are the files "pvbench sweep" writes.
+type sweepOutputs struct{ jsonPath, outDir string }
+
+// parseSweep parses and checks the flags of "pvbench sweep"; every error
+// it returns is a mistake in the command line.
+func parseSweep(args []string, stderr io.Writer) (bench.SweepSpec, sweepOutputs, error) {
+	var o sweepOutputs
+	fs := flag.NewFlagSet("pvbench sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	setCommandUsage(fs, "sweep")
+	wlList := fs.String("workloads", "lockloop,ebizzy", "comma-separated workloads")
+	lockList := fs.String("locks", "pv-ticket,pv-qspin,pv-qspin-nosteal", "comma-separated PV locks")
+	ocList := fs.String("oc", "1,2,3,4", "comma-separated overcommit factors (vCPUs per CPU)")
+	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
+	pin := fs.String("pin", "each", "pinning: each or float")
+	thresholds := fs.String("thresholds", joinInts(bench.DefaultSweepThresholds), "comma-separated fixed spin thresholds, polls")
+	polls := fs.String("haltpolls", joinDurations(bench.DefaultSweepHaltPolls), "comma-separated fixed halt-poll windows")
+	runs := fs.Int("runs", 1, "measured runs per cell")
+	duration := fs.Duration("duration", 500*time.Millisecond, "length of each run")
+	seed := fs.Uint64("seed", 1, "seed of the workloads' random choices")
+	fs.StringVar(&o.jsonPath, "json", "", "also write the rows as JSON to this file")
+	fs.StringVar(&o.outDir, "out", "out", "directory for the plots (empty: no plots)")
+	spec := bench.SweepSpec{}
+	if err := fs.Parse(args); err != nil {
+		return spec, o, err
+	}
+	if fs.NArg() > 0 {
+		return spec, o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	spec = bench.SweepSpec{Workloads: splitList(*wlList), Locks: splitList(*lockList)}
+	var err error
+	if spec.Factors, err = parseFactors(*ocList); err != nil {
+		return spec, o, err
+	}
+	if spec.Cell.CPUs, err = parseCPUs(*cpuList); err != nil {
+		return spec, o, err
+	}
+	if spec.Cell.Pinning, err = parsePinning(*pin); err != nil {
+		return spec, o, err
+	}
+	for _, s := range splitList(*thresholds) {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return spec, o, fmt.Errorf("-thresholds: %q is not a number of polls", s)
+		}
+		spec.Thresholds = append(spec.Thresholds, n)
+	}
+	for _, s := range splitList(*polls) {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return spec, o, fmt.Errorf("-haltpolls: %w", err)
+		}
+		spec.HaltPolls = append(spec.HaltPolls, d)
+	}
+	if *runs < 1 || *duration <= 0 {
+		return spec, o, fmt.Errorf("-runs (%d) must be at least 1 and -duration (%v) positive", *runs, *duration)
+	}
+	spec.Cell.Runs, spec.Cell.Duration, spec.Cell.Seed = *runs, *duration, *seed
+	return spec, o, spec.Validate()
 }
 
 func joinInts(xs []int) string {

@@ -15,7 +15,8 @@
 // otherwise. Rows saved with -json can be reported and plotted again
 // without measuring: -from rows.json. Every output (-json, -csv, -out) is
 // checked before the first cell runs. An interrupt (Ctrl-C) reports and
-// saves the cells that finished and exits with status 1.
+// saves the cells that finished and exits with status 1. A usage error (an
+// unknown flag or command, a bad flag value) exits with status 2.
 //
 // The subcommands (torture, lockbreak, shootdown, ...) are listed by
 // pvbench -h and pvbench help.
@@ -46,7 +47,7 @@ import (
 func main() {
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "pvbench:", err)
-		os.Exit(1)
+		os.Exit(exitCode(err)) // 2 for a usage error (usage.go)
 	}
 }
 
@@ -180,7 +181,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		cmd := labCommands[args[0]] // lab.go, help.go
 		if cmd == nil {
-			return fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", "))
+			return badUsage(fmt.Errorf("unknown command %q; commands: %s (pvbench -h says more)", args[0], strings.Join(commandNames(), ", ")))
 		}
 		err = cmd(ctx, args[1:], stdout, stderr)
 	} else {
@@ -196,7 +197,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 func runMain(ctx context.Context, stop context.CancelFunc, args []string, stdout, stderr io.Writer) error {
 	o, err := parse(args, stderr)
 	if err != nil {
-		return err
+		return badUsage(err)
 	}
 
 	// Fail before a long run, not after it, on an output nobody can write.

@@ -327,7 +327,13 @@ func TestProgressBar(t *testing.T) {
 	}
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" { // the test binary as pvbench (usage_test.go)
+		main()
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func TestLabFlagsRejected(t *testing.T) {
 	for _, args := range [][]string{

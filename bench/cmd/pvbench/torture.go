@@ -109,7 +109,7 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 func runTorture(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfgs, err := parseTorture(args, stderr)
 	if err != nil {
-		return err
+		return badUsage(err)
 	}
 	return tortureAll(ctx, cfgs, stdout)
 }
