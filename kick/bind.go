@@ -1,21 +1,21 @@
 package kick
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/pvlock/pvlock/internal/curg"
-	"golang.org/x/sys/unix"
 )
 
 // Waiters bound to OS threads, looked up by the bound goroutine's address
 // (internal/curg: a few instructions) or, where that cannot be read, by
-// thread id (a gettid system call, about a microsecond on a VM). A bound
-// goroutine is locked to its thread, so either identifies the thread. The
-// table is sharded and each shard is an immutable map replaced on
-// Bind/Unbind, so the lookup on the halt path is one atomic load and a map
-// read, with no lock.
+// thread id (threadID: on Linux a gettid system call, about a microsecond
+// on a VM). A bound goroutine is locked to its thread, so either
+// identifies the thread. The table is sharded and each shard is an
+// immutable map replaced on Bind/Unbind, so the lookup on the halt path is
+// one atomic load and a map read, with no lock.
 const bindShards = 64
 
 var bound [bindShards]struct {
@@ -23,13 +23,18 @@ var bound [bindShards]struct {
 	m  atomic.Pointer[map[uintptr]*Waiter]
 }
 
-// self returns the calling goroutine's key in the bound table.
-func self() uintptr {
+// self returns the calling goroutine's key in the bound table, and false
+// where the build has no way to identify it: no internal/curg for the
+// architecture and no thread id (threadID) for the system.
+func self() (uintptr, bool) {
 	if curg.Supported {
-		return curg.Pointer()
+		return curg.Pointer(), true
 	}
-	return uintptr(unix.Gettid())
+	return threadID()
 }
+
+// errNoIdentity is Bind's error where self has no key to give.
+var errNoIdentity = fmt.Errorf("kick: Bind needs the goroutine's address (internal/curg: amd64, arm64) or Linux's gettid to identify the thread: %w", errors.ErrUnsupported)
 
 // shard spreads keys over the shards; goroutine addresses are aligned, so
 // their low bits are dropped.
@@ -37,23 +42,29 @@ func shard(key uintptr) uintptr { return (key ^ key>>9) % bindShards }
 
 // nbound counts the bound waiters. While it is 0, as in a program that
 // uses the locks only from ordinary goroutines, Current answers without
-// the gettid system call, so that parking a goroutine and a spin loop's
-// periodic poll of cross-vCPU calls cost no system call.
+// identifying the caller (which may cost a gettid system call), so that
+// parking a goroutine and a spin loop's periodic poll of cross-vCPU calls
+// cost no system call.
 var nbound atomic.Int64
 
 // Bind attaches w to the calling OS thread, so that Get on this thread
 // returns w. The caller must have locked its goroutine to the thread with
 // runtime.LockOSThread and must call Unbind before the goroutine unlocks or
-// exits. w normally uses the Futex backend.
+// exits. w normally uses the Futex backend. Where the calling goroutine
+// cannot be identified (neither internal/curg nor gettid is available, see
+// self), Bind returns an error that wraps errors.ErrUnsupported.
 func Bind(w *Waiter) error {
-	tid := self()
+	tid, ok := self()
+	if !ok {
+		return errNoIdentity
+	}
 	s := &bound[shard(tid)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.m.Load()
 	if old != nil {
 		if _, ok := (*old)[tid]; ok {
-			return fmt.Errorf("kick: thread %d already has a bound waiter", unix.Gettid())
+			return errors.New("kick: the calling thread already has a bound waiter")
 		}
 	}
 	m := make(map[uintptr]*Waiter, mapLen(old)+1)
@@ -70,7 +81,10 @@ func Bind(w *Waiter) error {
 
 // Unbind detaches the waiter bound to the calling thread, if any.
 func Unbind() {
-	tid := self()
+	tid, ok := self()
+	if !ok {
+		return // Bind never succeeded here
+	}
 	s := &bound[shard(tid)]
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -99,14 +113,17 @@ func mapLen(m *map[uintptr]*Waiter) int {
 }
 
 // Current returns the waiter bound to the calling thread, or nil. It costs
-// a map lookup (on platforms without internal/curg, a gettid system call
-// too), or nothing while no waiter is bound at all. A thread that called
-// Bind sees its own binding: Bind counted it first.
+// a map lookup (on Linux platforms without internal/curg, a gettid system
+// call too), or nothing while no waiter is bound at all. A thread that
+// called Bind sees its own binding: Bind counted it first.
 func Current() *Waiter {
 	if nbound.Load() == 0 {
 		return nil
 	}
-	tid := self()
+	tid, ok := self()
+	if !ok {
+		return nil
+	}
 	m := bound[shard(tid)].m.Load()
 	if m == nil {
 		return nil

@@ -23,7 +23,15 @@
 // between them automatically, so the locks built on this package work from
 // any goroutine.
 //
-// A futex Waiter with a Domain halt-polls before it sleeps, as KVM's
+// Futexes are Linux's. Off Linux only the Park backend exists:
+// NewWaiter(Futex) returns a Park waiter, and every halt parks its
+// goroutine (a goroutine locked to its thread blocks the thread with it).
+// Bind then identifies the calling goroutine by its address (internal/curg,
+// on amd64 and arm64) and reports errors.ErrUnsupported where that cannot
+// be read. Building with the pvlock_portable tag selects this portable,
+// park-only code on Linux too, so that its tests exercise the fallback.
+//
+// A Waiter with a Domain (a vCPU's) halt-polls before it sleeps, as KVM's
 // halt_poll_ns does: it polls its own word for an adaptive window, but only
 // while no other waiter homed on its CPUs is runnable, so that polling
 // never takes a CPU that someone else wants (see SetHaltPoll and Domain).

@@ -1,3 +1,5 @@
+//go:build linux && !pvlock_portable
+
 package kick
 
 import (
@@ -6,6 +8,10 @@ import (
 
 	"golang.org/x/sys/unix"
 )
+
+// haveFutex says whether this build has the Futex backend: on Linux,
+// unless the pvlock_portable tag selects the portable, park-only code.
+const haveFutex = true
 
 // Futex operations. golang.org/x/sys/unix defines SYS_FUTEX but neither a
 // wrapper nor the operation constants, so they are spelled out here with the

@@ -12,7 +12,8 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // onLockedThread runs f on a fresh goroutine locked to its own OS thread
-// with a futex waiter bound to it, and waits for it to return.
+// with a futex waiter (a park waiter in a build without futexes) bound to
+// it, and waits for it to return.
 func onLockedThread(t *testing.T, f func(w *Waiter)) {
 	t.Helper()
 	done := make(chan struct{})
@@ -114,6 +115,31 @@ func TestHaltTimeout(t *testing.T) {
 			t.Fatalf("Halt after re-arm = %v, want kicked", r)
 		}
 	})
+}
+
+// TestFutexBackendWhereAvailable checks that NewWaiter(Futex) gives a
+// futex waiter exactly where the build has futexes (Linux without the
+// pvlock_portable tag) and a park waiter elsewhere, which then works as
+// any park waiter does.
+func TestFutexBackendWhereAvailable(t *testing.T) {
+	want := Park
+	if haveFutex {
+		want = Futex
+	}
+	w := NewWaiter(Futex)
+	if w.Backend() != want {
+		t.Fatalf("NewWaiter(Futex) has backend %v, want %v (futexes in this build: %v)", w.Backend(), want, haveFutex)
+	}
+	w.Arm()
+	done := make(chan Result)
+	go func() { done <- w.Halt(10 * time.Second) }()
+	for w.Counters().Halts == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	w.Kick()
+	if r := <-done; r != Kicked {
+		t.Fatalf("halt returned %v, want kicked", r)
+	}
 }
 
 func TestGetChoosesBackend(t *testing.T) {

@@ -9,9 +9,10 @@ import (
 )
 
 // Halt-polling is the user-space counterpart of KVM's halt_poll_ns: a
-// futex waiter that is about to sleep first polls its own state word for a
-// bounded window, so that a kick arriving soon costs a cache miss instead of
-// a trip through the scheduler and a cross-CPU wake-up (tens of µs here).
+// vCPU's waiter (one with a Domain) that is about to sleep first polls its
+// own state word for a bounded window, so that a kick arriving soon costs a
+// cache miss instead of a trip through the scheduler and a cross-CPU
+// wake-up (tens of µs here).
 //
 // Polling is only free while the CPU would idle anyway, so a waiter polls
 // only while its Domain has a CPU with nothing else to run: a Domain counts
@@ -103,11 +104,12 @@ func init() {
 	pollAdaptive.Store(true)
 }
 
-// SetHaltPoll sets the halt-polling policy of every futex waiter that has a
-// Domain: max is the longest a waiter polls before it sleeps (0 turns
-// polling off), and adaptive makes each waiter learn its own window between
-// 0 and max from its recent halts, as KVM does; otherwise every poll lasts
-// max. Negative max counts as 0.
+// SetHaltPoll sets the halt-polling policy of every waiter that has a
+// Domain (pvlock's vCPUs; the pooled waiters of goroutines have none): max
+// is the longest a waiter polls before it sleeps (0 turns polling off), and
+// adaptive makes each waiter learn its own window between 0 and max from
+// its recent halts, as KVM does; otherwise every poll lasts max. Negative
+// max counts as 0.
 func SetHaltPoll(max time.Duration, adaptive bool) {
 	if max < 0 {
 		max = 0
@@ -124,7 +126,9 @@ func HaltPoll() (max time.Duration, adaptive bool) {
 // pollWindow returns the window of the waiter's next poll, in ns.
 func (w *Waiter) pollWindow() int64 {
 	max := pollMax.Load()
-	if max <= 0 || w.domain.Load() == nil || w.backend != Futex {
+	// Whatever the backend: only pvlock's vCPU waiters have a Domain, and
+	// in a build without futexes they are Park waiters.
+	if max <= 0 || w.domain.Load() == nil {
 		return 0
 	}
 	if !pollAdaptive.Load() {

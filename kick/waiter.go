@@ -56,7 +56,9 @@ type Backend uint8
 
 const (
 	// Futex: the thread blocks in FUTEX_WAIT on the waiter's word. Used for
-	// waiters bound to pinned vCPU threads.
+	// waiters bound to pinned vCPU threads. Builds without futexes (off
+	// Linux, or with the pvlock_portable tag) have no Futex waiters:
+	// NewWaiter(Futex) returns a Park waiter there.
 	Futex Backend = iota
 	// Park: the goroutine parks on a channel; the thread stays free to run
 	// other goroutines. Used for ordinary goroutines.
@@ -146,8 +148,16 @@ type Waiter struct {
 	_                                                                 cpu.CacheLinePad
 }
 
-// NewWaiter returns an idle Waiter using the given backend.
+// NewWaiter returns an idle Waiter using the given backend. In a build
+// without futexes (off Linux, or on Linux with the pvlock_portable tag) it
+// uses Park for either backend: the waiter's goroutine parks on a channel,
+// and a goroutine locked to its thread (a bound waiter's) takes its thread
+// off the CPU with it, as a futex wait would. Backend reports the backend
+// the Waiter really uses.
 func NewWaiter(b Backend) *Waiter {
+	if b == Futex && !haveFutex {
+		b = Park
+	}
 	w := &Waiter{backend: b}
 	if b == Park {
 		w.wake = make(chan struct{}, 1)
@@ -181,8 +191,8 @@ func (w *Waiter) Kicked() bool {
 
 // Halt sleeps until the Waiter is kicked, the timeout (if > 0) expires, or
 // the sleep ends spuriously. A kick that arrived after Arm and before Halt
-// makes Halt return Kicked at once: the token is sticky. A futex waiter with
-// a Domain first halt-polls (see SetHaltPoll) while the domain has an idle
+// makes Halt return Kicked at once: the token is sticky. A waiter with a
+// Domain first halt-polls (see SetHaltPoll) while the domain has an idle
 // CPU.
 func (w *Waiter) Halt(timeout time.Duration) Result { return w.halt(timeout, true) }
 

@@ -1,3 +1,5 @@
+//go:build linux && !pvlock_portable
+
 package kick
 
 import (

@@ -25,6 +25,16 @@
 // on P physical CPUs (see Overcommit). Several VMs may run at once on the
 // same CPUs; each has its own vCPUs and its own locks.
 //
+// # Systems
+//
+// vCPUs need Linux: their threads are pinned with sched_setaffinity, their
+// halts are futex waits and their steal time is read from
+// /proc/self/task/<tid>/schedstat. The package builds everywhere, but off
+// Linux NewVM, Overcommit, HostCPUs, VM.Run, RunAll and VCPU.Repin return
+// an error that wraps errors.ErrUnsupported; the policy (Policy,
+// SetPolicy), the lock statistics (LockStats) and CondRelock work on every
+// system, as the locks do from ordinary goroutines.
+//
 // # GOMAXPROCS
 //
 // A vCPU goroutine needs a Go P to run. If GOMAXPROCS were smaller than the

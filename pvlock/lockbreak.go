@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/relax"
-	"golang.org/x/sys/unix"
 )
 
 // Lock-break (as for KVM's mmu_lock during dirty logging). A vCPU that
@@ -162,7 +161,7 @@ func (b *breakState) reset(steal int64) {
 // close releases the schedstat descriptor.
 func (b *breakState) close() {
 	if b.fdState == fdOpen {
-		unix.Close(b.fd)
+		closeSchedstat(b.fd)
 	}
 	b.fdState = fdNone
 }
@@ -206,7 +205,7 @@ func (v *VCPU) readSteal() (int64, bool) {
 	case fdFailed:
 		return 0, false
 	case fdNone:
-		fd, err := unix.Open("/proc/self/task/"+strconv.Itoa(int(v.tid.Load()))+"/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := openSchedstat(int(v.tid.Load()))
 		if err != nil {
 			b.fdState = fdFailed
 			return 0, false
@@ -214,7 +213,7 @@ func (v *VCPU) readSteal() (int64, bool) {
 		b.fd, b.fdState = fd, fdOpen
 	}
 	var buf [96]byte
-	n, err := unix.Pread(b.fd, buf[:], 0)
+	n, err := preadSchedstat(b.fd, buf[:])
 	if err != nil || n <= 0 {
 		return 0, false
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/cpu"
-	"golang.org/x/sys/unix"
 )
 
 // The per-vCPU state word of cross-vCPU calls (see Shootdown for what
@@ -161,7 +160,7 @@ func (v *VCPU) Idle(d time.Duration) kick.Result {
 	if d <= 0 {
 		return kick.TimedOut
 	}
-	if tid := v.threadID(); tid == 0 || tid != unix.Gettid() {
+	if tid := v.threadID(); tid == 0 || tid != gettid() {
 		panic(fmt.Sprintf("pvlock: Idle of vCPU %d of %s called from another thread", v.index, v.vm.name))
 	}
 	v.waiter.Arm()
@@ -198,8 +197,9 @@ func (m ShootdownMode) String() string {
 // not to be running workload code when it is
 //
 //   - halted: its thread is inside kick.Waiter.Halt, between the waiter's
-//     Halting and Resumed hooks, asleep in FUTEX_WAIT or on its way in or
-//     out (lock slow paths and Idle halt there); or
+//     Halting and Resumed hooks, asleep (in FUTEX_WAIT, or parked in a
+//     pvlock_portable build) or on its way in or out (lock slow paths and
+//     Idle halt there); or
 //   - offline: the workload function of VM.Run is not running on it (the VM
 //     is not running, or the vCPU has not entered it yet or has left it).
 //
@@ -353,7 +353,7 @@ func (s *Shootdown) Call(ctx context.Context, self *VCPU, targets []*VCPU) (Call
 		if self.vm != s.vm {
 			return st, fmt.Errorf("pvlock: shootdown of %s called by vCPU %d of %s", s.vm.name, self.index, self.vm.name)
 		}
-		if tid := self.threadID(); tid == 0 || tid != unix.Gettid() {
+		if tid := self.threadID(); tid == 0 || tid != gettid() {
 			return st, fmt.Errorf("pvlock: shootdown of %s: self (vCPU %d) is not the calling thread", s.vm.name, self.index)
 		}
 	}

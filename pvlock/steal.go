@@ -1,3 +1,5 @@
+//go:build linux
+
 package pvlock
 
 import (
@@ -5,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // runDelay reads the run-queue wait of thread tid, in nanoseconds: the
@@ -21,3 +25,19 @@ func runDelay(tid int) (int64, error) {
 	}
 	return strconv.ParseInt(string(f[1]), 10, 64)
 }
+
+// openSchedstat opens /proc/self/task/<tid>/schedstat for repeated reads
+// (preadSchedstat) by VCPU.CondRelock's steal checks.
+func openSchedstat(tid int) (int, error) {
+	return unix.Open("/proc/self/task/"+strconv.Itoa(tid)+"/schedstat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+}
+
+// preadSchedstat reads the schedstat file fd from its start into buf.
+func preadSchedstat(fd int, buf []byte) (int, error) { return unix.Pread(fd, buf, 0) }
+
+// closeSchedstat closes a descriptor of openSchedstat.
+func closeSchedstat(fd int) { unix.Close(fd) }
+
+// gettid returns the calling thread's Linux thread id, which identifies a
+// running vCPU (VCPU.threadID).
+func gettid() int { return unix.Gettid() }

@@ -9,6 +9,7 @@
 // goroutine exits.
 package curg
 
-// Supported reports whether Pointer works on this platform; where it does
-// not, Pointer returns 0 and callers fall back to the thread ID.
+// Supported reports whether Pointer works on this platform (amd64 and
+// arm64, on every system); where it does not, Pointer returns 0 and
+// callers fall back to the thread ID.
 const Supported = supported

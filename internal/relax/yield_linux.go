@@ -1,3 +1,5 @@
+//go:build linux && !pvlock_portable
+
 package relax
 
 import "golang.org/x/sys/unix"

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -21,7 +20,11 @@ func interrupt(t *testing.T, args []string, stdout, stderr io.Writer, ready func
 	errc := make(chan error, 1)
 	go func() { errc <- run(args, stdout, stderr) }()
 	ready()
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := self.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
 	select {
