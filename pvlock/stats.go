@@ -38,13 +38,28 @@ func (s *LockStats) Kind() string { return s.core().Kind() }
 // Mode returns the lock mode, e.g. "pv".
 func (s *LockStats) Mode() string { return s.core().Mode() }
 
+// Name returns the name of the locks counted (ticket.Name, qspin.Name),
+// "" for the statistics of the unnamed locks.
+func (s *LockStats) Name() string { return s.core().Name() }
+
+// LockNameOverflows returns how many locks were given a name after
+// MaxLockNames names of their kind existed: they count with the unnamed
+// locks of their kind and mode.
+func LockNameOverflows() uint64 { return lockcore.NameOverflows() }
+
+// MaxLockNames is the number of lock names (ticket.Name, qspin.Name) each
+// lock kind may use, 64: each has statistics of its own and a label value
+// in the metrics.
+const MaxLockNames = lockcore.MaxLockNames
+
 // Reset zeroes all counters (the kernel's zero_stats).
 func (s *LockStats) Reset() { s.core().Reset() }
 
 // Snapshot is a point-in-time sum of a LockStats over all slots.
 type Snapshot struct {
-	// Kind and Mode are those of the LockStats, e.g. "ticket" and "pv".
-	Kind, Mode string
+	// Kind, Mode and Name are those of the LockStats, e.g. "ticket", "pv"
+	// and "" (the unnamed locks).
+	Kind, Mode, Name string
 	// Events maps each event name to its count.
 	Events map[string]uint64
 	// BlockedNanos is the total time waiters spent halted.
@@ -60,7 +75,7 @@ func (s *LockStats) Snapshot() Snapshot {
 	c := s.core()
 	events := c.Events()
 	sums := c.Sum()
-	snap := Snapshot{Kind: c.Kind(), Mode: c.Mode(), Events: make(map[string]uint64, len(events))}
+	snap := Snapshot{Kind: c.Kind(), Mode: c.Mode(), Name: c.Name(), Events: make(map[string]uint64, len(events))}
 	for i, name := range events {
 		snap.Events[name] = sums[i]
 	}
@@ -87,7 +102,7 @@ func (s Snapshot) Get(event string) uint64 {
 
 // Sub returns s - old, event by event: the activity between two snapshots.
 func (s Snapshot) Sub(old Snapshot) Snapshot {
-	d := Snapshot{Kind: s.Kind, Mode: s.Mode, Events: make(map[string]uint64, len(s.Events))}
+	d := Snapshot{Kind: s.Kind, Mode: s.Mode, Name: s.Name, Events: make(map[string]uint64, len(s.Events))}
 	for k, v := range s.Events {
 		d.Events[k] = v - old.Events[k]
 	}

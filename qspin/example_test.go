@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 )
 
@@ -45,4 +46,20 @@ func ExampleNew() {
 	// native tas
 	// false true
 	// true
+}
+
+// A named lock counts apart from the others: its statistics, and its
+// series in the Prometheus metrics (name="orders"), are its name's.
+func ExampleName() {
+	orders := qspin.New(qspin.Name("orders"))
+	for range 2048 {
+		orders.Lock()
+		orders.Unlock()
+	}
+	for _, s := range pvlock.AllLockStats() {
+		if s.Kind() == "qspin" && s.Mode() == "pv" && s.Name() == "orders" {
+			fmt.Println(s.Name(), s.Snapshot().Events[qspin.Acquisitions])
+		}
+	}
+	// Output: orders 2048
 }

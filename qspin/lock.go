@@ -26,7 +26,8 @@ type Lock struct {
 	// gate restricts which waiters enter the slow path (PV only; see
 	// lockcore.Gate): the others wait outside, with no node queued.
 	gate       lockcore.Gate
-	unrestrict bool // NoRestriction: every waiter enters
+	unrestrict bool            // NoRestriction: every waiter enters
+	named      *lockcore.Named // Name: the statistics of the lock's name, one per mode
 }
 
 // spinner starts a PV spin phase: a lock with stealing spins briefly, its

@@ -1,7 +1,9 @@
 package qspin
 
 import (
+	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
 )
@@ -29,6 +31,22 @@ func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold
 // SpinDuration sets the PV spin threshold as a time, converted to polls
 // with this machine's measured cost of one poll.
 func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
+
+// Name gives the lock statistics of its own, under name: its counters are
+// those of the locks of its kind and mode with that name, apart from the
+// unnamed locks' (Stats), and the Prometheus metrics label them name=name.
+// Locks that share a name share the statistics. Names come from a small
+// fixed set: at most pvlock.MaxLockNames (64) names per lock kind have
+// statistics of their own, and a lock named after that counts with the
+// unnamed ones (pvlock.LockNameOverflows counts it). The empty name is no
+// name. Name panics if name is not valid UTF-8, which no metric label may
+// hold.
+func Name(name string) Option {
+	if !utf8.ValidString(name) {
+		panic(fmt.Sprintf("%s: lock name %q is not valid UTF-8", "qspin", name))
+	}
+	return func(l *Lock) { l.named = lockcore.NameStats(modeStats[:], name) }
+}
 
 // NoRestriction turns the lock's concurrency restriction off: every waiter
 // enters the slow path, however saturated the lock (see

@@ -36,7 +36,8 @@ type Lock struct {
 	// gate restricts which waiters take a ticket (PV only; see
 	// lockcore.Gate): the others wait outside without one.
 	gate       lockcore.Gate
-	unrestrict bool // NoRestriction: every waiter takes a ticket
+	unrestrict bool            // NoRestriction: every waiter takes a ticket
+	named      *lockcore.Named // Name: the statistics of the lock's name, one per mode
 }
 
 // inc returns the ticket step and the mask that strips the flag. Both are

@@ -83,7 +83,14 @@ var modeStats = [...]*lockcore.Stats{
 	ModeNative: lockcore.NewStats(lockcore.KindTicket, ModeNative.String(), eventNames),
 }
 
-func (l *Lock) stats() *lockcore.Stats { return modeStats[l.mode] }
+// stats returns the statistics the lock counts in: its name's, if New
+// gave it a name, else its mode's.
+func (l *Lock) stats() *lockcore.Stats {
+	if l.named != nil {
+		return l.named.Mode(int(l.mode))
+	}
+	return modeStats[l.mode]
+}
 
 // Stats returns the statistics of all ticket locks of mode m, summed over
 // vCPUs (kind "ticket", mode m.String()). It panics on an unknown mode.

@@ -81,8 +81,8 @@ func TestRunServesAndStops(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		halts, kicks := sample(body, `pvlock_halts_total{lock="ticket",mode="pv"}`), sample(body, `pvlock_kicks_total{lock="ticket",mode="pv"}`)
-		qhalts, qkicks := sample(body, `pvlock_halts_total{lock="qspin",mode="pv"}`), sample(body, `pvlock_kicks_total{lock="qspin",mode="pv"}`)
+		halts, kicks := sample(body, `pvlock_halts_total{lock="ticket",mode="pv",name=""}`), sample(body, `pvlock_kicks_total{lock="ticket",mode="pv",name=""}`)
+		qhalts, qkicks := sample(body, `pvlock_halts_total{lock="qspin",mode="pv",name=""}`), sample(body, `pvlock_kicks_total{lock="qspin",mode="pv",name=""}`)
 		if halts > 0 && kicks > 0 && qhalts > 0 && qkicks > 0 && strings.Contains(body, `pvlock_vcpu_halts_total{vcpu="0",vm="demo"}`) {
 			break
 		}

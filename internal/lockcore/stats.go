@@ -39,6 +39,7 @@ const chunkSlots = 64
 // vCPUs spread over a few shared stripes.
 type Stats struct {
 	kind, mode string
+	name       string // the locks' name (NameStats); "" for the unnamed
 	events     []string
 	stride     int // uint64 words per slot: events + time + histogram, padded
 	chunks     [MaxVCPUs / chunkSlots]atomic.Pointer[[]atomic.Uint64]
@@ -58,8 +59,13 @@ var registry struct {
 func NewStats(kind, mode string, events []string) *Stats {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
+	return newStats(kind, mode, "", events)
+}
+
+// newStats is NewStats for locks named name; registry.mu is held.
+func newStats(kind, mode, name string, events []string) *Stats {
 	for _, s := range registry.stats {
-		if s.kind == kind && s.mode == mode {
+		if s.kind == kind && s.mode == mode && s.name == name {
 			if fmt.Sprint(s.events) != fmt.Sprint(events) {
 				panic(fmt.Sprintf("pvlock: LockStats %s/%s redefined with other events", kind, mode))
 			}
@@ -68,11 +74,71 @@ func NewStats(kind, mode string, events []string) *Stats {
 	}
 	words := len(events) + 1 + HistBuckets
 	stride := (words + 15) &^ 15 // whole 128-byte blocks
-	s := &Stats{kind: kind, mode: mode, events: append([]string(nil), events...), stride: stride,
+	s := &Stats{kind: kind, mode: mode, name: name, events: append([]string(nil), events...), stride: stride,
 		stripe: make([]atomic.Uint64, stripes*stride)}
 	registry.stats = append(registry.stats, s)
 	return s
 }
+
+// MaxLockNames bounds the lock names a process may use (ticket.Name,
+// qspin.Name): each name of a lock kind has statistics of its own in
+// every mode, and a label value in the metrics, so names must come from a
+// small fixed set ("orders", "sessions"), never from data. Locks given a
+// name once MaxLockNames names of their kind exist count with the unnamed
+// locks, and NameOverflows counts them.
+const MaxLockNames = 64
+
+// Named is the statistics of the locks of one kind that share a name, one
+// Stats per mode.
+type Named struct {
+	modes []*Stats
+}
+
+// Mode returns the statistics of the named locks of mode m.
+func (n *Named) Mode(m int) *Stats { return n.modes[m] }
+
+var (
+	namedSets     = map[[2]string]*Named{} // by kind and name; registry.mu
+	nameOverflows atomic.Uint64
+)
+
+// NameStats returns the statistics of the locks named name whose unnamed
+// statistics are base, one per mode (base[m] is mode m's, as in a lock
+// package's table). Every lock of the kind with that name shares them. It
+// returns nil for the empty name, and nil, counting the lock in
+// NameOverflows, once MaxLockNames names of the kind exist.
+func NameStats(base []*Stats, name string) *Named {
+	if name == "" {
+		return nil
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	kind := base[0].kind
+	key := [2]string{kind, name}
+	if n := namedSets[key]; n != nil {
+		return n
+	}
+	names := 0
+	for k := range namedSets {
+		if k[0] == kind {
+			names++
+		}
+	}
+	if names >= MaxLockNames {
+		nameOverflows.Add(1)
+		return nil
+	}
+	n := &Named{modes: make([]*Stats, len(base))}
+	for m, b := range base {
+		n.modes[m] = newStats(b.kind, b.mode, name, b.events)
+	}
+	namedSets[key] = n
+	return n
+}
+
+// NameOverflows returns how many locks were given a name after
+// MaxLockNames names of their kind existed, and count with the unnamed.
+func NameOverflows() uint64 { return nameOverflows.Load() }
 
 // All returns every Stats created so far, in creation order.
 func All() []*Stats {
@@ -86,6 +152,9 @@ func (s *Stats) Kind() string { return s.kind }
 
 // Mode returns the lock mode, e.g. "pv".
 func (s *Stats) Mode() string { return s.mode }
+
+// Name returns the name of the locks counted, "" for the unnamed ones.
+func (s *Stats) Name() string { return s.name }
 
 // Events returns the event names, in index order.
 func (s *Stats) Events() []string { return append([]string(nil), s.events...) }

@@ -15,7 +15,7 @@ import (
 
 const namespace = "pvlock"
 
-var lockLabels = []string{"lock", "mode"}
+var lockLabels = []string{"lock", "mode", "name"}
 
 // lockMetric is a counter derived from a lock's events. sources are the
 // alternative event sets it can be made from, in order of preference: the
@@ -105,19 +105,23 @@ var lockMetrics = []lockMetric{
 var (
 	qspinEventsDesc = prometheus.NewDesc("pvlock_qspin_events_total",
 		"Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.",
-		[]string{"lock", "mode", "event"}, nil)
+		[]string{"lock", "mode", "name", "event"}, nil)
 	lockEventsDesc = prometheus.NewDesc("pvlock_lock_events_total",
 		"Events of locks other than qspin that no other pvlock metric exports.",
-		[]string{"lock", "mode", "event"}, nil)
+		[]string{"lock", "mode", "name", "event"}, nil)
 	admissionsDesc = prometheus.NewDesc("pvlock_passive_admissions_total",
 		"Passive waiters admitted back into the lock: by a release that found no active waiter (cause=drained) or by the fairness bound (cause=fair).",
-		[]string{"lock", "mode", "cause"}, nil)
+		[]string{"lock", "mode", "name", "cause"}, nil)
 	passiveDesc = prometheus.NewDesc("pvlock_passive_waiters",
 		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode.",
 		lockLabels, nil)
 	haltDurationDesc = prometheus.NewDesc("pvlock_halt_duration_seconds",
 		"How long halted waiters slept, in log2-spaced buckets.",
 		lockLabels, nil)
+
+	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
+		"Locks given a name after pvlock.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
+		nil, nil)
 
 	vcpuLabels    = []string{"vm", "vcpu"}
 	vcpuStealDesc = prometheus.NewDesc("pvlock_vcpu_steal_seconds_total",
@@ -228,7 +232,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{
-		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc,
+		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
 		vcpuPollsDesc, vcpuPollsSuccessDesc, vcpuPollsInvalidDesc, vcpuPollSecondsDesc,
 		vcpuPollWindowDesc, vcpuSiblingSpinDesc,
@@ -240,6 +244,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the statistics and sends them as constant metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectBuildInfo(ch)
+	if n := pvlock.LockNameOverflows(); n > 0 {
+		ch <- prometheus.MustNewConstMetric(nameOverflowsDesc, prometheus.CounterValue, float64(n))
+	}
 	for _, s := range c.stats() {
 		if snap := s.Snapshot(); inUse(snap) {
 			collectLock(ch, snap)
@@ -283,7 +290,7 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 			if m.perUnit != 0 {
 				v /= m.perUnit
 			}
-			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, snap.Kind, snap.Mode)
+			ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, snap.Kind, snap.Mode, snap.Name)
 		}
 	}
 	collectAdmissions(ch, snap, used)
@@ -299,10 +306,10 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 		desc = qspinEventsDesc
 	}
 	for _, ev := range rest {
-		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(snap.Events[ev]), snap.Kind, snap.Mode, ev)
+		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(snap.Events[ev]), snap.Kind, snap.Mode, snap.Name, ev)
 	}
 	count, sum, buckets := haltHistogram(snap)
-	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode)
+	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode, snap.Name)
 }
 
 // collectAdmissions sends the admissions by cause and the passive
@@ -320,11 +327,11 @@ func collectAdmissions(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used m
 		n := snap.Events[c.ev]
 		admitted += n
 		used[c.ev] = true
-		ch <- prometheus.MustNewConstMetric(admissionsDesc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, c.cause)
+		ch <- prometheus.MustNewConstMetric(admissionsDesc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, snap.Name, c.cause)
 	}
 	// A waiter counts its wait a moment after it counted itself in the
 	// gate, and its admitter may count first: never report less than 0.
-	ch <- prometheus.MustNewConstMetric(passiveDesc, prometheus.GaugeValue, float64(waits-min(waits, admitted)), snap.Kind, snap.Mode)
+	ch <- prometheus.MustNewConstMetric(passiveDesc, prometheus.GaugeValue, float64(waits-min(waits, admitted)), snap.Kind, snap.Mode, snap.Name)
 }
 
 // value derives the metric from a lock's events and marks the events it

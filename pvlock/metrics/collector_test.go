@@ -71,63 +71,63 @@ func TestTicketMetrics(t *testing.T) {
 	const want = `
 # HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
 # TYPE pvlock_acquisitions_total counter
-pvlock_acquisitions_total{lock="ticket",mode="metricstest"} 10
+pvlock_acquisitions_total{lock="ticket",mode="metricstest",name=""} 10
 # HELP pvlock_contended_acquisitions_total Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).
 # TYPE pvlock_contended_acquisitions_total counter
-pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest"} 3
+pvlock_contended_acquisitions_total{lock="ticket",mode="metricstest",name=""} 3
 # HELP pvlock_halt_timeouts_total Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).
 # TYPE pvlock_halt_timeouts_total counter
-pvlock_halt_timeouts_total{lock="ticket",mode="metricstest"} 2
+pvlock_halt_timeouts_total{lock="ticket",mode="metricstest",name=""} 2
 # HELP pvlock_halts_total Waiters that halted (went to sleep until kicked) instead of spinning on, in the lock or outside it (passive waiters).
 # TYPE pvlock_halts_total counter
-pvlock_halts_total{lock="ticket",mode="metricstest"} 4
+pvlock_halts_total{lock="ticket",mode="metricstest",name=""} 4
 # HELP pvlock_kicks_total Kicks sent by unlockers to halted waiters, in the lock or outside it (admissions of passive waiters).
 # TYPE pvlock_kicks_total counter
-pvlock_kicks_total{lock="ticket",mode="metricstest"} 3
+pvlock_kicks_total{lock="ticket",mode="metricstest",name=""} 3
 # HELP pvlock_lost_wakeups_total Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.
 # TYPE pvlock_lost_wakeups_total counter
-pvlock_lost_wakeups_total{lock="ticket",mode="metricstest"} 1
+pvlock_lost_wakeups_total{lock="ticket",mode="metricstest",name=""} 1
 # HELP pvlock_slow_releases_kicked_total Slow unlocks that kicked a halted waiter (released_slow_kicked).
 # TYPE pvlock_slow_releases_kicked_total counter
-pvlock_slow_releases_kicked_total{lock="ticket",mode="metricstest"} 3
+pvlock_slow_releases_kicked_total{lock="ticket",mode="metricstest",name=""} 3
 # HELP pvlock_slow_releases_total Unlocks that found the slow-path flag set (released_slow).
 # TYPE pvlock_slow_releases_total counter
-pvlock_slow_releases_total{lock="ticket",mode="metricstest"} 6
+pvlock_slow_releases_total{lock="ticket",mode="metricstest",name=""} 6
 # HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).
 # TYPE pvlock_slowpath_entries_total counter
-pvlock_slowpath_entries_total{lock="ticket",mode="metricstest"} 5
+pvlock_slowpath_entries_total{lock="ticket",mode="metricstest",name=""} 5
 # HELP pvlock_slowpath_pickups_total Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup).
 # TYPE pvlock_slowpath_pickups_total counter
-pvlock_slowpath_pickups_total{lock="ticket",mode="metricstest"} 1
+pvlock_slowpath_pickups_total{lock="ticket",mode="metricstest",name=""} 1
 # HELP pvlock_spurious_wakeups_total Halts that ended without a kick.
 # TYPE pvlock_spurious_wakeups_total counter
-pvlock_spurious_wakeups_total{lock="ticket",mode="metricstest"} 1
+pvlock_spurious_wakeups_total{lock="ticket",mode="metricstest",name=""} 1
 # HELP pvlock_halt_duration_seconds How long halted waiters slept, in log2-spaced buckets.
 # TYPE pvlock_halt_duration_seconds histogram
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.024e-06"} 1
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="2.048e-06"} 2
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="4.096e-06"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="8.192e-06"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.6384e-05"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="3.2768e-05"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="6.5536e-05"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000131072"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000262144"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.000524288"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.001048576"} 3
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.002097152"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.004194304"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.008388608"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.016777216"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.033554432"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.067108864"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.134217728"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.268435456"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="0.536870912"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="1.073741824"} 4
-pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",le="+Inf"} 5
-pvlock_halt_duration_seconds_sum{lock="ticket",mode="metricstest"} 2.001053081
-pvlock_halt_duration_seconds_count{lock="ticket",mode="metricstest"} 5
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="1.024e-06"} 1
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="2.048e-06"} 2
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="4.096e-06"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="8.192e-06"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="1.6384e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="3.2768e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="6.5536e-05"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.000131072"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.000262144"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.000524288"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.001048576"} 3
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.002097152"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.004194304"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.008388608"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.016777216"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.033554432"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.067108864"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.134217728"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.268435456"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="0.536870912"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="1.073741824"} 4
+pvlock_halt_duration_seconds_bucket{lock="ticket",mode="metricstest",name="",le="+Inf"} 5
+pvlock_halt_duration_seconds_sum{lock="ticket",mode="metricstest",name=""} 2.001053081
+pvlock_halt_duration_seconds_count{lock="ticket",mode="metricstest",name=""} 5
 `
 	if err := testutil.CollectAndCompare(NewCollector(only(ticketTest)), strings.NewReader(want), typedNames(want)...); err != nil {
 		t.Fatal(err)
@@ -146,25 +146,25 @@ func TestQspinAndOtherKinds(t *testing.T) {
 	set(tasTest, map[string]uint64{"acquisitions": 9, "spins_wasted": 11})
 	c := NewCollector(only(qspinTest, tasTest))
 	want := exposition(
-		`pvlock_acquisitions_total{lock="qspin",mode="metricstest"} 15`,
-		`pvlock_acquisitions_total{lock="tas",mode="metricstest"} 9`,
-		`pvlock_halt_timeouts_total{lock="qspin",mode="metricstest"} 13`,
-		`pvlock_halts_total{lock="qspin",mode="metricstest"} 12`,
-		`pvlock_kick_latency_seconds_total{lock="qspin",mode="metricstest"} 1.6e-08`,
-		`pvlock_kicks_total{lock="qspin",mode="metricstest"} 5`,
-		`pvlock_lost_wakeups_total{lock="qspin",mode="metricstest"} 14`,
-		`pvlock_slowpath_entries_total{lock="qspin",mode="metricstest"} 11`,
-		`pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest"} 7`,
-		`pvlock_wake_latency_seconds_total{lock="qspin",mode="metricstest"} 1.7e-08`,
-		`pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest"} 10`,
-		`pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest"} 8`,
-		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest"} 6`,
-		`pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest"} 9`,
-		`pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest"} 3`,
-		`pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest"} 4`,
-		`pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest"} 2`,
-		`pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest"} 1`,
-		`pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest"} 11`,
+		`pvlock_acquisitions_total{lock="qspin",mode="metricstest",name=""} 15`,
+		`pvlock_acquisitions_total{lock="tas",mode="metricstest",name=""} 9`,
+		`pvlock_halt_timeouts_total{lock="qspin",mode="metricstest",name=""} 13`,
+		`pvlock_halts_total{lock="qspin",mode="metricstest",name=""} 12`,
+		`pvlock_kick_latency_seconds_total{lock="qspin",mode="metricstest",name=""} 1.6e-08`,
+		`pvlock_kicks_total{lock="qspin",mode="metricstest",name=""} 5`,
+		`pvlock_lost_wakeups_total{lock="qspin",mode="metricstest",name=""} 14`,
+		`pvlock_slowpath_entries_total{lock="qspin",mode="metricstest",name=""} 11`,
+		`pvlock_spurious_wakeups_total{lock="qspin",mode="metricstest",name=""} 7`,
+		`pvlock_wake_latency_seconds_total{lock="qspin",mode="metricstest",name=""} 1.7e-08`,
+		`pvlock_qspin_events_total{event="lock_pending",lock="qspin",mode="metricstest",name=""} 10`,
+		`pvlock_qspin_events_total{event="pv_hash_hops",lock="qspin",mode="metricstest",name=""} 8`,
+		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="metricstest",name=""} 6`,
+		`pvlock_qspin_events_total{event="pv_lock_stealing",lock="qspin",mode="metricstest",name=""} 9`,
+		`pvlock_qspin_events_total{event="pv_wait_again",lock="qspin",mode="metricstest",name=""} 3`,
+		`pvlock_qspin_events_total{event="pv_wait_early",lock="qspin",mode="metricstest",name=""} 4`,
+		`pvlock_qspin_events_total{event="pv_wait_head",lock="qspin",mode="metricstest",name=""} 2`,
+		`pvlock_qspin_events_total{event="pv_wait_node",lock="qspin",mode="metricstest",name=""} 1`,
+		`pvlock_lock_events_total{event="spins_wasted",lock="tas",mode="metricstest",name=""} 11`,
 	)
 	var names []string
 	for _, m := range lockMetrics {
@@ -245,9 +245,9 @@ func TestRealLocksFullyMapped(t *testing.T) {
 	set(q, map[string]uint64{qspin.PVLatencyKick: 3, qspin.PVLatencyWake: 5, qspin.PVKickWake: 1})
 	defer q.Reset()
 	want := exposition(
-		`pvlock_kick_latency_seconds_total{lock="qspin",mode="pv"} 3e-09`,
-		`pvlock_wake_latency_seconds_total{lock="qspin",mode="pv"} 5e-09`,
-		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="pv"} 1`,
+		`pvlock_kick_latency_seconds_total{lock="qspin",mode="pv",name=""} 3e-09`,
+		`pvlock_wake_latency_seconds_total{lock="qspin",mode="pv",name=""} 5e-09`,
+		`pvlock_qspin_events_total{event="pv_kick_wake",lock="qspin",mode="pv",name=""} 1`,
 	)
 	qc := NewCollector(only(q))
 	if err := testutil.CollectAndCompare(qc, strings.NewReader(want),

@@ -21,8 +21,13 @@
 // Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
 // example the PV ticket lock) that has counted anything yields one series
 // per metric below, with the labels lock (the kind: "ticket", "qspin",
-// "tas", ...) and mode ("pv", "pv-nosteal" for a PV qspin lock without
-// lock stealing, or "native"). A kind and mode whose counters are all
+// "tas", ...), mode ("pv", "pv-nosteal" for a PV qspin lock without
+// lock stealing, or "native") and name: the name of the locks counted
+// (ticket.Name, qspin.Name), or "" for the locks without one, which count
+// together. At most pvlock.MaxLockNames names per kind have series of
+// their own; pvlock_lock_name_overflows_total, exported once it is not
+// zero, counts the locks named beyond them, which count as unnamed. A kind
+// and mode whose counters are all
 // zero, such as a mode no lock of the program uses, exports no series; as
 // acquisitions are counted in batches (see pvlock_acquisitions_total), a
 // mode used only briefly and never contended may not show yet. A metric
@@ -63,10 +68,10 @@
 // taken or queue node linked, and the halts, kicks and wake-ups of those
 // waiters, which the halt, kick and wake-up metrics include, as the vCPUs'
 // own counters do. Two more series come from them:
-// pvlock_passive_admissions_total{lock, mode, cause} counts the waiters let
+// pvlock_passive_admissions_total{lock, mode, name, cause} counts the waiters let
 // back in, by a release that found no active waiter (cause="drained",
 // admitted_drained) or by the fairness bound (cause="fair",
-// admitted_fair), and the gauge pvlock_passive_waiters{lock, mode} is the
+// admitted_fair), and the gauge pvlock_passive_waiters{lock, mode, name} is the
 // number waiting outside now (passive waits begun less admissions).
 //
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,

@@ -38,7 +38,9 @@ func ExampleCollector() {
 			}
 			fmt.Print(mf.GetName())
 			for _, l := range m.GetLabel() {
-				fmt.Printf(" %s=%s", l.GetName(), l.GetValue())
+				if l.GetValue() != "" { // name="": the unnamed locks
+					fmt.Printf(" %s=%s", l.GetName(), l.GetValue())
+				}
 			}
 			fmt.Println(":", m.GetCounter().GetValue())
 		}
