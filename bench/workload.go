@@ -47,6 +47,9 @@ type Params struct {
 	// Call it only from Setup. Nil means Setup's lock is the only one.
 	// Measure sets it.
 	NewLock func() sync.Locker
+	// WriteEvery is rwloop's write ratio: one operation in WriteEvery
+	// writes, the others read (default DefaultWriteEvery).
+	WriteEvery int
 }
 
 // Checker is implemented by instances that can verify their data structure

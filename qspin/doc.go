@@ -34,6 +34,23 @@
 //	counter++
 //	mu.Unlock()
 //
+// RWLock is the queued reader-writer lock built on Lock, the kernel's
+// qrwlock, and a drop-in for sync.RWMutex: readers share it with one
+// atomic add, writers take it with one compare-and-swap, and everyone who
+// has to wait queues on a Lock of the same variant, so that under
+// overcommit queued readers and writers halt and are kicked like the
+// waiters of a Lock, and the queue head halts too rather than spin behind
+// a preempted reader or writer. Neither side starves the other. It suits
+// read-mostly data: a cache, a routing table, a configuration.
+//
+//	var cfg struct {
+//		mu    qspin.RWLock
+//		route map[string]string
+//	}
+//	cfg.mu.RLock()
+//	next := cfg.route[dst]
+//	cfg.mu.RUnlock()
+//
 // SpinThreshold and SpinDuration tune how long a PV waiter spins before it
 // halts; turning pvlock.Policy.PVSpin off stops every PV lock from halting,
 // like the kernel's nopvspin. Lock events are counted per mode in

@@ -51,14 +51,9 @@ import (
 // At most 2^22 - 2 read locks may be held at once.
 type RWLock struct {
 	_ lockcore.NoCopy
-	// word is the count word (see the layout below). It is at offset 0.
-	word atomic.Uint32
-	// reads counts the lock's read acquisitions, added to the statistics
-	// batch at a time. It shares the word's cache line, which every
-	// reader has just written.
-	// It is a plain uint32 used only through sync/atomic's functions,
-	// which cost the inliner less than the methods of atomic.Uint32.
-	reads uint32
+	// word is the count word (see the layout below), and above it the
+	// lock's read acquisitions. It is at offset 0.
+	word rwWord
 	// writes counts the lock's write releases. Only the writer writes it,
 	// while it holds the lock, so it needs no atomic (see Lock.releases).
 	writes uint32
@@ -100,9 +95,71 @@ const (
 	rwMaxReaders = rwReaders>>rwShift - 1
 )
 
-// RUnlock and Unlock use the word through its address as a plain uint32:
-// this fails to compile if the word leaves offset 0.
-var _ = [1]struct{}{}[unsafe.Offsetof(RWLock{}.word)+unsafe.Sizeof(RWLock{}.word)-4]
+// The read count. The count word is the low half of a 64-bit word whose
+// high half counts the lock's read acquisitions, modulo 2^32:
+//
+//	63                          32 31                           0
+//	+-----------------------------+------------------------------+
+//	| read acquisitions           | count word (above)           |
+//	+-----------------------------+------------------------------+
+//
+// RLock adds its reader's count and one read acquisition with the same
+// atomic add, so counting a read costs no second atomic and touches no
+// other cache line. The batch-th acquisition (its result's high half a
+// multiple of batch) adds batch to the statistics. Only a reader's add and
+// the subtraction of a misused RUnlock's borrow change the high half; every
+// other operation keeps it.
+const (
+	rwReadOne     uint64 = 1 << 32                    // one read acquisition
+	rwReadAcquire        = rwReadOne | uint64(rwBias) // RLock's add
+	rwReadRelease        = ^uint64(rwBias - 1)        // RUnlock's add: -rwBias
+	rwBatchMask          = (batch - 1) << 32          // zero at every batch-th read
+)
+
+// rwWord is the 64-bit word of an RWLock: the count word in its low half,
+// the read acquisitions in its high half (see the layout above). Its
+// methods operate on the count word and keep the high half, except where
+// they say otherwise; the fast paths use the word through its address.
+type rwWord struct{ v atomic.Uint64 }
+
+// Load returns the count word.
+func (w *rwWord) Load() uint32 { return uint32(w.v.Load()) }
+
+// Add adds d, a signed 32-bit delta (rwBias or rwUnbias), to the count
+// word and returns the new count word. A delta that borrows from the
+// count word (a misused RUnlock) borrows from the high half too, and the
+// opposite delta carries it back.
+func (w *rwWord) Add(d uint32) uint32 { return uint32(w.v.Add(uint64(int64(int32(d))))) }
+
+// Or sets the bits of m in the count word and returns the old count word.
+func (w *rwWord) Or(m uint32) uint32 { return uint32(w.v.Or(uint64(m))) }
+
+// And clears the bits of the count word that m does not have and returns
+// the old count word.
+func (w *rwWord) And(m uint32) uint32 { return uint32(w.v.And(uint64(m) | ^uint64(1<<32-1))) }
+
+// CompareAndSwap replaces a count word equal to old with new, keeping the
+// high half, and reports whether it did. A concurrent read acquisition
+// that leaves the count word as it was makes it try again.
+func (w *rwWord) CompareAndSwap(old, new uint32) bool {
+	for {
+		x := w.v.Load()
+		if uint32(x) != old {
+			return false
+		}
+		if w.v.CompareAndSwap(x, x&^(1<<32-1)|uint64(new)) {
+			return true
+		}
+	}
+}
+
+// reads returns the read acquisitions counted in the high half, modulo
+// 2^32.
+func (w *rwWord) reads() uint32 { return uint32(w.v.Load() >> 32) }
+
+// The fast paths use the word through its address as a plain uint64: this
+// fails to compile if the word leaves offset 0 or holds more than 8 bytes.
+var _ = [1]struct{}{}[unsafe.Offsetof(RWLock{}.word)+unsafe.Sizeof(RWLock{}.word)-8]
 
 // NewRW returns an unlocked RWLock configured by opts, the options of New:
 // PV with stealing by default, Native, TAS or NoStealing for the other
@@ -126,35 +183,30 @@ func (l *RWLock) PV() bool { return l.wait.PV() }
 
 // RLock locks l for reading: one atomic add of a reader's count, which
 // holds the lock unless a writer holds it or waits at the queue head
-// (queued_read_lock), and the count of the acquisition in the lock. The
-// fast path is small enough to be inlined.
+// (queued_read_lock), and of a read acquisition to the count above the
+// word. The fast path is small enough to be inlined.
 func (l *RWLock) RLock() { l.rlock((*RWLock).rlockOutlined) }
 
 // rlock is the fast path of RLock. One call covers both the slow path and
-// the batch-th acquisition, which adds the lock's reads to the statistics.
-// It is passed that call as a parameter, which the inliner charges as
-// cheap (see Lock.unlock), so that it and RLock are inlined.
-func (l *RWLock) rlock(outlined func(*RWLock, uint32)) {
+// the batch-th acquisition, which adds batch reads to the statistics. It
+// is passed that call as a parameter, which the inliner charges as cheap
+// (see Lock.unlock), so that it and RLock are inlined.
+func (l *RWLock) rlock(outlined func(*RWLock, uint64)) {
 	// step: read-fast
-	if v := atomic.AddUint32((*uint32)(unsafe.Pointer(&l.word)), rwBias); v&rwWMask != 0 || atomic.AddUint32(&l.reads, 1)%batch == 0 {
+	if v := atomic.AddUint64((*uint64)(unsafe.Pointer(&l.word)), rwReadAcquire); v&uint64(rwWMask) != 0 || v&rwBatchMask == 0 {
 		outlined(l, v)
 	}
 }
 
 // rlockOutlined is the rest of an RLock whose add returned v: the slow
-// path if v has a writer bit, else the batch-th acquisition's flush.
-func (l *RWLock) rlockOutlined(v uint32) {
-	if v&rwWMask != 0 {
+// path if v has a writer bit, and the batch-th acquisition's flush once
+// the lock is read-locked. A reader that takes the slow path was counted
+// by its add, and reaches the lock.
+func (l *RWLock) rlockOutlined(v uint64) {
+	if uint32(v)&rwWMask != 0 {
 		l.rlockSlow()
-		return
 	}
-	l.flushReads()
-}
-
-// countRead counts a read acquisition in the lock, and every batch-th in
-// the statistics.
-func (l *RWLock) countRead() {
-	if atomic.AddUint32(&l.reads, 1)%batch == 0 {
+	if v&rwBatchMask == 0 {
 		l.flushReads()
 	}
 }
@@ -165,13 +217,16 @@ func (l *RWLock) TryRLock() bool {
 	if l.word.Load()&rwWMask != 0 {
 		return false
 	}
-	if l.word.Add(rwBias)&rwWMask != 0 {
-		// A writer came first: take the count back, which may be the
-		// one a waiting writer head waits for.
-		l.readerLeft(l.word.Add(rwUnbias), true)
+	if v := l.word.v.Add(rwReadAcquire); uint32(v)&rwWMask != 0 {
+		// A writer came first: take the count and the acquisition back
+		// (the next reader to reach this count flushes it, if it is a
+		// batch-th), which may be the count a waiting writer head waits
+		// for.
+		l.readerLeft(uint32(l.word.v.Add(^(rwReadAcquire - 1))), true)
 		return false
+	} else if v&rwBatchMask == 0 {
+		l.flushReads()
 	}
-	l.countRead()
 	return true
 }
 
@@ -180,17 +235,25 @@ func (l *RWLock) TryRLock() bool {
 // as with sync.RWMutex. The fast path is small enough to be inlined.
 func (l *RWLock) RUnlock() {
 	// step: read-unlock
-	if v := atomic.AddUint32((*uint32)(unsafe.Pointer(&l.word)), rwUnbias); v >= rwUnlockSlow {
+	if v := uint32(atomic.AddUint64((*uint64)(unsafe.Pointer(&l.word)), rwReadRelease)); v >= rwUnlockSlow {
 		l.runlockSlow(v)
 	}
 }
 
-// Lock locks l for writing: one compare-and-swap of a free word
-// (queued_write_lock). The fast path is small enough to be inlined.
-func (l *RWLock) Lock() {
+// Lock locks l for writing: one compare-and-swap of a free count word
+// (queued_write_lock), which keeps the read count above it. The fast path
+// is small enough to be inlined.
+func (l *RWLock) Lock() { l.lock((*RWLock).lockSlow) }
+
+// lock is the fast path of Lock: a load, for the read count, and the
+// compare-and-swap. It is passed its slow path as a parameter, which the
+// inliner charges as cheap (see Lock.unlock), so that it and Lock are
+// inlined.
+func (l *RWLock) lock(slow func(*RWLock)) {
+	p := (*uint64)(unsafe.Pointer(&l.word))
 	// step: write-fast
-	if !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), 0, rwLocked) {
-		l.lockSlow()
+	if v := atomic.LoadUint64(p); uint32(v) != 0 || !atomic.CompareAndSwapUint64(p, v, v|uint64(rwLocked)) {
+		slow(l)
 	}
 }
 
@@ -203,14 +266,20 @@ func (l *RWLock) TryLock() bool {
 // Unlock undoes Lock. Unlocking a lock that is not write-locked panics, as
 // with sync.RWMutex. As with sync.RWMutex, an RWLock is not tied to a
 // goroutine: one goroutine may lock it and another unlock it. The fast
-// path, a compare-and-swap of a word holding nothing but the writer,
+// path, a compare-and-swap of a count word holding nothing but the writer,
 // is small enough to be inlined; the batch-th release, and one with
 // readers or a halted queue head waiting, take the outlined path.
-func (l *RWLock) Unlock() {
+func (l *RWLock) Unlock() { l.unlock((*RWLock).unlockSlow) }
+
+// unlock is the fast path of Unlock: the count of the release in the
+// lock, a load, for the read count, and the compare-and-swap. It is
+// passed its outlined rest as a parameter, as lock is.
+func (l *RWLock) unlock(slow func(*RWLock)) {
 	l.writes++
+	p := (*uint64)(unsafe.Pointer(&l.word))
 	// step: write-unlock-fast
-	if l.writes%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), rwLocked, 0) {
-		l.unlockSlow()
+	if v := atomic.LoadUint64(p); l.writes%batch == 0 || uint32(v) != rwLocked || !atomic.CompareAndSwapUint64(p, v, v-uint64(rwLocked)) {
+		slow(l)
 	}
 }
 

@@ -169,6 +169,118 @@ func TestRWStatsCountAcquisitions(t *testing.T) {
 	}
 }
 
+// Store sets the count word to x and the read count above it to 0, for
+// the tests that build a state by hand.
+func (w *rwWord) Store(x uint32) { w.v.Store(uint64(x)) }
+
+// waitSlowReader starts a reader that finds l write-locked, and returns
+// once it has queued and, as the queue head, added its count again: the
+// wait lock is held and the count word holds the writer and the reader.
+// Its channel is closed once the reader holds the lock.
+func waitSlowReader(t *testing.T, l *RWLock) chan struct{} {
+	t.Helper()
+	in := make(chan struct{})
+	go func() {
+		l.RLock()
+		close(in)
+	}()
+	testkit.WaitFor(t, "the reader to queue", func() bool { return l.wait.IsLocked() && l.word.Load()&^rwHalted == rwLocked|rwBias })
+	return in
+}
+
+// TestRWReadCount checks the read count above the count word: one per
+// RLock, fast or slow, and per successful TryRLock; none for a failed
+// TryRLock or a refused RUnlock; and nothing else changes it.
+func TestRWReadCount(t *testing.T) {
+	forEachRW(t, func(t *testing.T, l *RWLock) {
+		want := func(n uint32, what string) {
+			t.Helper()
+			if got := l.word.reads(); got != n {
+				t.Fatalf("after %s: %d reads counted, want %d", what, got, n)
+			}
+		}
+		for range 10 {
+			l.RLock()
+			l.RUnlock()
+		}
+		want(10, "10 RLocks")
+		if !l.TryRLock() {
+			t.Fatal("TryRLock of a free lock failed")
+		}
+		l.RUnlock()
+		want(11, "a TryRLock")
+		l.Lock()
+		if l.TryRLock() {
+			t.Fatal("TryRLock of a write-locked lock succeeded")
+		}
+		want(11, "a failed TryRLock")
+		in := waitSlowReader(t, l)
+		l.Unlock()
+		<-in
+		want(12, "a slow-path RLock")
+		l.RUnlock()
+		l.Lock()
+		l.Unlock()
+		if l.TryLock() {
+			l.Unlock()
+		}
+		want(12, "Lock, Unlock and TryLock")
+		func() {
+			defer func() { _ = recover() }()
+			l.RUnlock()
+		}()
+		want(12, "a refused RUnlock")
+		if l.word.Load() != 0 {
+			t.Fatalf("count word %#x, want 0", l.word.Load())
+		}
+	})
+}
+
+// TestRWReadCountFlush checks the batch-th read's flush to the statistics
+// where it is easy to lose: a batch-th read that takes the slow path
+// flushes once it holds the lock, and a failed TryRLock at a batch-th
+// count flushes nothing, leaving it to the next read.
+func TestRWReadCountFlush(t *testing.T) {
+	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	forEachRW(t, func(t *testing.T, l *RWLock) {
+		st := RWStats(l.Mode())
+		reads := func() uint64 { return st.Snapshot().Get(ReadAcquisitions) }
+		// The next read is the batch-th.
+		l.word.v.Store(uint64(batch-1) << 32)
+		before := reads()
+		l.Lock()
+		in := waitSlowReader(t, l)
+		if got := reads() - before; got != 0 {
+			t.Fatalf("%d reads flushed before the slow reader got in", got)
+		}
+		l.Unlock()
+		<-in
+		if got := reads() - before; got != batch {
+			t.Fatalf("the slow batch-th reader flushed %d reads, want %d", got, batch)
+		}
+		l.RUnlock()
+
+		l.word.v.Store(uint64(batch-1) << 32)
+		before = reads()
+		l.Lock()
+		if l.TryRLock() {
+			t.Fatal("TryRLock of a write-locked lock succeeded")
+		}
+		l.Unlock()
+		if got := reads() - before; got != 0 {
+			t.Fatalf("a failed TryRLock flushed %d reads", got)
+		}
+		l.RLock()
+		l.RUnlock()
+		if got := reads() - before; got != batch {
+			t.Fatalf("the batch-th read after a failed TryRLock flushed %d reads, want %d", got, batch)
+		}
+		if got := l.word.reads(); got != batch {
+			t.Fatalf("%d reads counted, want %d", got, batch)
+		}
+	})
+}
+
 // TestRWStatsKinds checks the statistics' labels.
 func TestRWStatsKinds(t *testing.T) {
 	for _, m := range []Mode{ModePV, ModePVNoSteal, ModeNative, ModeTAS} {

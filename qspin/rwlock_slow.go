@@ -16,7 +16,8 @@ const (
 )
 
 // rlockSlow is queued_read_lock_slowpath, entered with the reader's count
-// added and a writer bit found.
+// and its read acquisition added and a writer bit found. The acquisition
+// stays counted: the reader gets the lock.
 func (l *RWLock) rlockSlow() {
 	// Take the count back before queueing: a writer at the queue head
 	// waits for the readers to leave, and this count may be the last of
@@ -37,7 +38,6 @@ func (l *RWLock) rlockSlow() {
 	// and the other readers inside; a reader will enter beside us.
 	// step: read-dequeue
 	l.wait.Unlock()
-	l.countRead()
 }
 
 // lockSlow is queued_write_lock_slowpath: the word was not free.

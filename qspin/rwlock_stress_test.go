@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
@@ -118,6 +119,15 @@ func TestRWStressGoroutines(t *testing.T) {
 				var d rwTable
 				rs, ws := RWStats(l.Mode()), Stats(l.Mode())
 				rb, wb := rs.Snapshot(), ws.Snapshot()
+				readsBefore := l.word.reads()
+				var reads uint32
+				for g := range g {
+					for i := 0; i < iters; i++ {
+						if (i+g)%8 != 0 {
+							reads++
+						}
+					}
+				}
 				wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("RWLock %v x%d goroutines", l.Mode(), g), rwDump(l))
 				testkit.Goroutines(g, func(g int) {
 					for i := 0; i < iters; i++ {
@@ -134,7 +144,17 @@ func TestRWStressGoroutines(t *testing.T) {
 				})
 				wd.Stop()
 				d.check(t, l.Mode().String())
-				rwStressDelta(t, l, rs.Snapshot().Sub(rb), ws.Snapshot().Sub(wb))
+				rw := rs.Snapshot().Sub(rb)
+				rwStressDelta(t, l, rw, ws.Snapshot().Sub(wb))
+				// Every RLock is counted exactly once in the lock, fast or
+				// slow, and the statistics, which the lock adds to a batch
+				// at a time, are within a batch of it.
+				if got := l.word.reads() - readsBefore; got != reads {
+					t.Errorf("%v: the lock counted %d reads, want %d", l.Mode(), got, reads)
+				}
+				if got := int64(rw.Get(ReadAcquisitions)); lockcore.CountFast.Load() && (got <= int64(reads)-batch || got >= int64(reads)+batch) {
+					t.Errorf("%v: %d read acquisitions in the statistics for %d reads", l.Mode(), got, reads)
+				}
 			})
 		}
 	})

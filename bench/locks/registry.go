@@ -55,7 +55,47 @@ type Kind struct {
 	// NoTorture, if set, says why the torture cannot run the lock; every
 	// lock without it can be tortured (see TortureNames).
 	NoTorture string
+	// RW says the lock has a shared read side: New returns an RWLocker
+	// (Register checks), and readers hold it together. Read-mostly
+	// workloads and the torture's rw mode read-lock it with RLock; they
+	// take any other lock exclusively for reads too (ReadSide).
+	RW bool
 }
+
+// RWLocker is a reader-writer lock, as sync.RWMutex and qspin.RWLock are:
+// Lock and Unlock for a writer, RLock and RUnlock for readers, who hold it
+// together.
+type RWLocker interface {
+	sync.Locker
+	RLock()
+	RUnlock()
+}
+
+// ReadSide returns l as an RWLocker: l itself if it has a read side (or
+// wraps a lock that has one, exposing it as Inner, as the lab's probe
+// does), else l with RLock and RUnlock taking it exclusively, so that a
+// read-mostly workload runs on every lock.
+func ReadSide(l sync.Locker) RWLocker {
+	if rw, ok := l.(RWLocker); ok {
+		return rw
+	}
+	if w, ok := l.(interface{ Inner() sync.Locker }); ok {
+		if rw, ok := w.Inner().(RWLocker); ok {
+			return rw
+		}
+	}
+	return exclusive{l}
+}
+
+// exclusive is a lock without a read side seen as an RWLocker: readers
+// take it exclusively.
+type exclusive struct{ sync.Locker }
+
+// RLock locks the lock exclusively.
+func (e exclusive) RLock() { e.Lock() }
+
+// RUnlock unlocks it.
+func (e exclusive) RUnlock() { e.Unlock() }
 
 var registry struct {
 	mu    sync.Mutex
@@ -67,6 +107,9 @@ var registry struct {
 func Register(k Kind) {
 	if k.Name == "" || k.New == nil {
 		panic("locks: Register needs a name and a constructor")
+	}
+	if _, ok := k.New().(RWLocker); k.RW && !ok {
+		panic("locks: lock " + k.Name + " is registered as RW, but has no RLock and RUnlock")
 	}
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
@@ -211,4 +254,36 @@ func init() {
 		Stats: StatsCounters(qspin.Stats(qspin.ModeTAS))})
 	Register(Kind{Name: "sync.Mutex", Doc: "Go's sync.Mutex, the lock a Go user would pick",
 		New: func() sync.Locker { return new(sync.Mutex) }})
+	// The reader-writer locks are Variants: the exclusive workloads would
+	// only measure their write side, so they run when -locks names them
+	// (rwloop's default does).
+	Register(Kind{Name: "sync.RWMutex", Doc: "Go's sync.RWMutex, the reader-writer lock a Go user would pick",
+		RW: true, Variant: true, New: func() sync.Locker { return new(sync.RWMutex) }})
+	for _, v := range []struct {
+		name, doc string
+		mode      qspin.Mode
+		opts      []qspin.Option
+	}{
+		{"native-rwlock", "queued reader-writer lock (qrwlock) on a native qspin wait lock: pure spinning", qspin.ModeNative, []qspin.Option{qspin.Native()}},
+		{"pv-rwlock", "PV queued reader-writer lock (qrwlock): PV qspin wait lock, halting queue head", qspin.ModePV, nil},
+	} {
+		Register(Kind{Name: v.name, Doc: v.doc, RW: true, Variant: true, FIFOSpin: v.mode == qspin.ModeNative,
+			New:   func() sync.Locker { return qspin.NewRW(v.opts...) },
+			Stats: rwStats(v.mode), Passive: PassiveCounter(qspin.Stats(v.mode))})
+	}
+	Register(Kind{Name: "pv-rwlock-short", Doc: "PV reader-writer lock with a spin threshold of ShortSpin polls", TortureOnly: true, RW: true,
+		New:   func() sync.Locker { return qspin.NewRW(qspin.SpinThreshold(ShortSpin)) },
+		Stats: rwStats(qspin.ModePV), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
+}
+
+// rwStats is the Kind.Stats of the RWLocks of mode m: the halt timeouts
+// and lost wake-ups of their queue heads (qspin.RWStats) and of their
+// wait locks, which are qspin Locks of the same mode (qspin.Stats).
+func rwStats(m qspin.Mode) func() (timeouts, lostWakeups uint64) {
+	head, queue := StatsCounters(qspin.RWStats(m)), StatsCounters(qspin.Stats(m))
+	return func() (uint64, uint64) {
+		t1, l1 := head()
+		t2, l2 := queue()
+		return t1 + t2, l1 + l2
+	}
 }

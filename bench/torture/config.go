@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -32,6 +33,11 @@ type Config struct {
 	// (default 2); VCPUs, if set, gives the count directly.
 	Overcommit float64
 	VCPUs      int
+	// Readers, if positive, is the rw mode, locktorture's rw_lock: that
+	// many reader vCPUs run beside the writers, read-locking the lock
+	// (its RLock and RUnlock: the lock must have a read side, see
+	// locks.RWLocker) and checking that no writer is inside.
+	Readers int
 	// CPUs are the physical CPUs; nil means all allowed CPUs.
 	CPUs []int
 	// Pinning places the vCPUs before any shuffle (default PinEach).
@@ -110,6 +116,14 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.VCPUs == 0 && (!(c.Overcommit > 0) || c.Overcommit > MaxOvercommit) {
 		return c, fmt.Errorf("torture: overcommit %v must be a number in (0, %d]", c.Overcommit, MaxOvercommit)
+	}
+	switch {
+	case c.Readers < 0 || c.Readers > pvlock.MaxVCPUs:
+		return c, fmt.Errorf("torture: %d readers must be in [0, %d]", c.Readers, pvlock.MaxVCPUs)
+	case c.Readers > 0:
+		if _, ok := c.Lock.New().(locks.RWLocker); !ok {
+			return c, fmt.Errorf("torture: lock %s has no read side (RLock, RUnlock): the rw mode (readers) needs a reader-writer lock", c.Lock.Name)
+		}
 	}
 	if c.Pinning != pvlock.PinEach && c.Pinning != pvlock.PinFloat {
 		return c, fmt.Errorf("torture: unknown pinning %v", c.Pinning)

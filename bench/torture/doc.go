@@ -34,6 +34,20 @@
 //	          (pvlock.VCPU.Repin) to a new placement: all CPUs but a
 //	          rotating one, one random CPU each, or all CPUs.
 //
+// # The rw mode
+//
+// With Config.Readers (pvbench torture -readers N), the torture is
+// locktorture's rw_lock: that many reader vCPUs run beside the writers,
+// read-locking the lock (it must have a read side, locks.RWLocker: the
+// sync.RWMutex, native-rwlock, pv-rwlock and pv-rwlock-short kinds) with
+// the same random holds. A reader counts itself among the readers inside
+// and must find no writer's ID in the owner word, on entry and on exit,
+// and the shared counters, which only writers change, unchanged across its
+// hold; a writer must find no reader inside as well as no other writer.
+// Readers' and writers' acquisitions are judged for fairness apart, and a
+// reader waiting in RLock is watched for starvation and stalls like a
+// writer.
+//
 // # What it checks
 //
 //	mutual exclusion  on entry a writer swaps its ID into an owner word,
@@ -81,8 +95,10 @@
 // torture and the benchmarks share, bench/locks: every lock the lab
 // measures (native-ticket, pv-ticket, native-qspin, pv-qspin,
 // pv-qspin-nosteal, tas, sync.Mutex and the peers ple-yield and
-// preemptable-ticket) and the torture-only variants pv-ticket-short and
-// pv-qspin-short, whose spin threshold of locks.ShortSpin polls makes
+// preemptable-ticket, and the variants, such as the reader-writer locks
+// sync.RWMutex, native-rwlock and pv-rwlock, tortured as exclusive locks
+// unless Readers is set) and the torture-only variants pv-ticket-short,
+// pv-qspin-short and pv-rwlock-short, whose spin threshold of locks.ShortSpin polls makes
 // nearly every contended acquisition halt (locks.TortureNames lists
 // them). The registry marks the locks that may starve a waiter by design
 // (Unfair: tas, preemptable-ticket) and would name any lock the torture

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -23,6 +24,10 @@ type Result struct {
 	// Acquisitions is the total over all vCPUs; PerVCPU the count of each.
 	Acquisitions uint64
 	PerVCPU      []uint64
+	// Readers is the number of reader vCPUs (the rw mode), the last ones
+	// of PerVCPU; Reads their read acquisitions, part of Acquisitions.
+	Readers int
+	Reads   uint64
 	// Violations counts mutual-exclusion failures seen by the critical
 	// sections (a second holder, a torn counter) and updates lost from
 	// the shared counters at the end.
@@ -83,12 +88,16 @@ type shufflePlan struct {
 }
 
 type torture struct {
-	cfg   Config
-	lk    sync.Locker
-	n     int
-	cpus  []int
-	start time.Time
-	vcpus []vcpuState
+	cfg Config
+	lk  sync.Locker
+	rw  locks.RWLocker // lk's read side, in the rw mode
+	n   int
+	// writers is the number of writer vCPUs: vCPUs writers..n-1 are the
+	// readers of the rw mode.
+	writers int
+	cpus    []int
+	start   time.Time
+	vcpus   []vcpuState
 
 	// running is closed when the first vCPU starts: the run's duration
 	// counts from there, not from the creation of the threads, which a
@@ -100,6 +109,10 @@ type torture struct {
 	owner atomic.Uint64 // vCPU index+1 of the holder, 0 when free
 	seq   atomic.Uint64 // load-then-store counter: torn by any overlap
 	plain uint64        // plain counter, for the race detector's eyes
+	// The rw mode's: readers inside (a writer must find none), and reads
+	// done, which the starvation watch counts as passes with seq.
+	readers   atomic.Int64
+	readsDone atomic.Uint64
 
 	phase    atomic.Uint32
 	resumeAt atomic.Int64 // ns since start when a pause ends
@@ -149,6 +162,13 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	} else if vcfg, err = pvlock.Overcommit(cfg.Overcommit, cfg.CPUs); err != nil {
 		return Result{}, fmt.Errorf("torture: %w", err)
 	}
+	writers := vcfg.VCPUs
+	if cfg.Readers > 0 {
+		if writers+cfg.Readers > pvlock.MaxVCPUs {
+			return Result{}, fmt.Errorf("torture: %d writers and %d readers exceed pvlock.MaxVCPUs (%d)", writers, cfg.Readers, pvlock.MaxVCPUs)
+		}
+		vcfg.VCPUs += cfg.Readers
+	}
 	vcfg.Name = "torture-" + cfg.Lock.Name
 	vcfg.Pinning = cfg.Pinning
 	vm, err := pvlock.NewVM(vcfg)
@@ -159,7 +179,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer runMu.Unlock()
 	defer setWatchdog(setWatchdog(cfg.Watchdog))
 
-	t := &torture{cfg: cfg, lk: cfg.Lock.New(), n: len(vm.VCPUs()), cpus: vm.CPUs(), running: make(chan struct{})}
+	t := &torture{cfg: cfg, lk: cfg.Lock.New(), n: len(vm.VCPUs()), writers: writers, cpus: vm.CPUs(), running: make(chan struct{})}
+	if cfg.Readers > 0 {
+		t.rw = t.lk.(locks.RWLocker) // checked by WithDefaults
+	}
 	t.vcpus = make([]vcpuState, t.n)
 	return t.run(ctx, vm), nil
 }
@@ -176,13 +199,17 @@ func (t *torture) violation(format string, args ...any) {
 
 func (t *torture) run(ctx context.Context, vm *pvlock.VM) Result {
 	cfg := t.cfg
-	res := Result{Lock: cfg.Lock.Name, VCPUs: t.n, CPUs: t.cpus}
+	res := Result{Lock: cfg.Lock.Name, VCPUs: t.n, CPUs: t.cpus, Readers: t.n - t.writers}
 	var baseTO, baseLW uint64
 	if cfg.Lock.Stats != nil {
 		baseTO, baseLW = cfg.Lock.Stats()
 	}
-	fmt.Fprintf(cfg.Out, "torture %s: %d vCPUs on CPUs %v (%.3gx), pinning %v, seed %d, duration %v, work %d, long hold %v per %d, stutter %v, shuffle %v, watchdog %v\n",
-		cfg.Lock.Name, t.n, t.cpus, float64(t.n)/float64(len(t.cpus)), cfg.Pinning, cfg.Seed, cfg.Duration,
+	mode := ""
+	if t.rw != nil {
+		mode = fmt.Sprintf(" (rw: %d writers, %d readers)", t.writers, t.n-t.writers)
+	}
+	fmt.Fprintf(cfg.Out, "torture %s: %d vCPUs%s on CPUs %v (%.3gx), pinning %v, seed %d, duration %v, work %d, long hold %v per %d, stutter %v, shuffle %v, watchdog %v\n",
+		cfg.Lock.Name, t.n, mode, t.cpus, float64(t.n)/float64(len(t.cpus)), cfg.Pinning, cfg.Seed, cfg.Duration,
 		cfg.Work, cfg.LongHold, cfg.LongHoldEvery, cfg.Stutter, cfg.Shuffle, cfg.Watchdog)
 
 	for _, v := range vm.VCPUs() {
@@ -267,12 +294,20 @@ func (t *torture) writer(ctx context.Context, v *pvlock.VCPU) error {
 			}
 			st.repins.Add(1)
 		}
-		st.waitMark.Store(t.seq.Load())
+		st.waitMark.Store(t.passes())
 		st.waitSince.Store(t.now())
-		t.lk.Lock()
-		st.waitSince.Store(0)
-		t.critical(me, rng)
-		t.lk.Unlock()
+		if i >= t.writers {
+			t.rw.RLock()
+			st.waitSince.Store(0)
+			t.readCritical(me, rng)
+			t.rw.RUnlock()
+			t.readsDone.Add(1)
+		} else {
+			t.lk.Lock()
+			st.waitSince.Store(0)
+			t.critical(me, rng)
+			t.lk.Unlock()
+		}
 		st.acq.Add(1)
 		spin(rng.Uint32N(uint32(t.cfg.Work) + 1))
 	}
@@ -287,6 +322,13 @@ func (t *torture) critical(me uint64, rng *rand.Rand) {
 	if prev := t.owner.Swap(me); prev != 0 {
 		t.violation("vCPU %d entered the critical section held by vCPU %d", me-1, prev-1)
 	}
+	// The rw mode: a writer sees nobody. The owner word is set before
+	// the readers are counted and a reader counts itself before it looks
+	// at the owner (all sequentially consistent atomics), so of a writer
+	// and a reader inside together at least one sees the other.
+	if r := t.readers.Load(); r != 0 {
+		t.violation("writer vCPU %d entered the critical section with %d readers inside", me-1, r)
+	}
 	c := t.seq.Load()
 	if !t.cfg.noPlain {
 		t.plain++
@@ -296,10 +338,45 @@ func (t *torture) critical(me uint64, rng *rand.Rand) {
 		t.violation("the shared counter moved from %d to %d inside vCPU %d's critical section", c, now, me-1)
 	}
 	t.seq.Store(c + 1)
+	if r := t.readers.Load(); r != 0 {
+		t.violation("writer vCPU %d found %d readers inside when leaving", me-1, r)
+	}
 	if !t.owner.CompareAndSwap(me, 0) {
 		t.violation("vCPU %d found the owner word at %d (vCPU index+1) when leaving", me-1, t.owner.Load())
 	}
 }
+
+// readCritical is the rw mode's checked read-side critical section: a
+// reader must never see a writer inside. It counts itself among the
+// readers, then finds the owner word empty on entry and on exit, and the
+// shared counters (which only writers change) unchanged across its hold;
+// the plain counter's read lets the race detector watch too.
+func (t *torture) readCritical(me uint64, rng *rand.Rand) {
+	t.readers.Add(1)
+	if w := t.owner.Load(); w != 0 {
+		t.violation("reader vCPU %d entered the critical section held by writer vCPU %d", me-1, w-1)
+	}
+	c := t.seq.Load()
+	var p uint64
+	if !t.cfg.noPlain {
+		p = t.plain
+	}
+	t.hold(rng)
+	if now := t.seq.Load(); now != c {
+		t.violation("the shared counter moved from %d to %d inside reader vCPU %d's critical section", c, now, me-1)
+	}
+	if !t.cfg.noPlain && t.plain != p {
+		t.violation("the plain counter moved from %d to %d inside reader vCPU %d's critical section", p, t.plain, me-1)
+	}
+	if w := t.owner.Load(); w != 0 {
+		t.violation("reader vCPU %d found writer vCPU %d inside when leaving", me-1, w-1)
+	}
+	t.readers.Add(-1)
+}
+
+// passes counts the acquisitions made so far, as the starvation watch
+// counts them: writes (seq) and, in the rw mode, reads.
+func (t *torture) passes() uint64 { return t.seq.Load() + t.readsDone.Load() }
 
 // hold spends the critical section's time, after locktorture's spin-lock
 // hold model: short random work; rarely a long hold to force massive
@@ -475,7 +552,7 @@ func (t *torture) monitor(ctx context.Context, errc <-chan error, res *Result) (
 			total += c
 			sum += deltas[i]
 		}
-		hi, lo := maxMin(deltas)
+		hi, lo, readers, unfair := t.fairness(deltas)
 		var to, lw uint64
 		if cfg.Lock.Stats != nil {
 			a, b := cfg.Lock.Stats()
@@ -483,7 +560,7 @@ func (t *torture) monitor(ctx context.Context, errc <-chan error, res *Result) (
 		}
 		fail := t.violations.Load()
 		flag := ""
-		if hi/2 > lo {
+		if unfair {
 			flag = "???"
 		}
 		alarm := ""
@@ -491,8 +568,8 @@ func (t *torture) monitor(ctx context.Context, errc <-chan error, res *Result) (
 			alarm = "!!!"
 		}
 		lastTO, lastLW = to, lw
-		fmt.Fprintf(cfg.Out, "%s %s:  Total: %d  Interval: %d  Max/Min: %d/%d %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d %s\n",
-			t.stamp(), cfg.Lock.Name, total, sum, hi, lo, flag, fail, lw, to, res.Starved, res.Stalls, alarm)
+		fmt.Fprintf(cfg.Out, "%s %s:  Total: %d  Interval: %d  Max/Min: %d/%d%s %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d %s\n",
+			t.stamp(), cfg.Lock.Name, total, sum, hi, lo, readers, flag, fail, lw, to, res.Starved, res.Stalls, alarm)
 		if stop {
 			return nil, false
 		}
@@ -516,7 +593,7 @@ func (t *torture) watchWaits(res *Result, seen []int64, state []int) {
 			seen[i], state[i] = since, 0
 		}
 		waited := time.Duration(now - since)
-		passed := t.seq.Load() - st.waitMark.Load()
+		passed := t.passes() - st.waitMark.Load()
 		var msg string
 		switch {
 		case state[i] < 2 && waited > cfg.StallAfter:
@@ -541,6 +618,26 @@ func (t *torture) stamp() string {
 	return fmt.Sprintf("[%8.1fs]", time.Since(t.start).Seconds())
 }
 
+// fairness returns the busiest and the idlest writer's counts, in the rw
+// mode the readers' as a report fragment ("  Readers: <sum> Max/Min:
+// <hi>/<lo>"), and whether either role is unfair (locktorture's "???":
+// max/2 > min). Readers and writers are judged apart: a read is much
+// cheaper than a write.
+func (t *torture) fairness(counts []uint64) (hi, lo uint64, readers string, unfair bool) {
+	hi, lo = maxMin(counts[:t.writers])
+	unfair = hi/2 > lo
+	if r := counts[t.writers:]; len(r) > 0 {
+		rhi, rlo := maxMin(r)
+		var sum uint64
+		for _, c := range r {
+			sum += c
+		}
+		readers = fmt.Sprintf("  Readers: %d Max/Min: %d/%d", sum, rhi, rlo)
+		unfair = unfair || rhi/2 > rlo
+	}
+	return hi, lo, readers, unfair
+}
+
 func maxMin(v []uint64) (hi, lo uint64) {
 	if len(v) == 0 {
 		return 0, 0
@@ -560,6 +657,9 @@ func (t *torture) finish(res *Result, finished bool) {
 		st := &t.vcpus[i]
 		res.PerVCPU[i] = st.acq.Load()
 		res.Acquisitions += res.PerVCPU[i]
+		if i >= t.writers {
+			res.Reads += res.PerVCPU[i]
+		}
 		res.Repins += st.repins.Load()
 		if !finished && st.waitSince.Load() != 0 {
 			res.Stuck++
@@ -571,11 +671,12 @@ func (t *torture) finish(res *Result, finished bool) {
 	if !finished {
 		return // the stuck vCPUs may still run: leave the shared state alone
 	}
-	if seq := t.seq.Load(); seq != res.Acquisitions {
-		t.violation("the shared counter reads %d after %d acquisitions: updates were lost", seq, res.Acquisitions)
+	writes := res.Acquisitions - res.Reads
+	if seq := t.seq.Load(); seq != writes {
+		t.violation("the shared counter reads %d after %d write acquisitions: updates were lost", seq, writes)
 	}
-	if !t.cfg.noPlain && t.plain != res.Acquisitions {
-		t.violation("the plain counter reads %d after %d acquisitions: updates were lost", t.plain, res.Acquisitions)
+	if !t.cfg.noPlain && t.plain != writes {
+		t.violation("the plain counter reads %d after %d write acquisitions: updates were lost", t.plain, writes)
 	}
 }
 
@@ -598,22 +699,22 @@ func (t *torture) judge(res *Result) {
 	if res.Acquisitions == 0 {
 		fails = append(fails, "no acquisitions at all")
 	}
-	hi, lo := maxMin(res.PerVCPU)
-	res.Unfair = hi/2 > lo
+	hi, lo, readers, unfair := t.fairness(res.PerVCPU)
+	res.Unfair = unfair
 	if res.Unfair && t.cfg.FailUnfair {
-		fails = append(fails, fmt.Sprintf("unfair: per-vCPU acquisitions range from %d to %d", lo, hi))
+		fails = append(fails, fmt.Sprintf("unfair: per-vCPU acquisitions range from %d to %d%s", lo, hi, readers))
 	}
 	res.Failures = append(fails, res.Failures...)
 }
 
 func (t *torture) report(res *Result) {
-	hi, lo := maxMin(res.PerVCPU)
+	hi, lo, readers, _ := t.fairness(res.PerVCPU)
 	flag := ""
 	if res.Unfair {
 		flag = "???"
 	}
-	fmt.Fprintf(t.cfg.Out, "%s %s: %d vCPUs on %d CPUs, %v:  Total: %d  Max/Min: %d/%d %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d  Long holds: %d  Stutters: %d  Shuffles: %d (repins %d)  Longest halt: %v\n",
-		t.stamp(), res.Lock, res.VCPUs, len(res.CPUs), res.Elapsed.Round(time.Millisecond), res.Acquisitions, hi, lo, flag,
+	fmt.Fprintf(t.cfg.Out, "%s %s: %d vCPUs on %d CPUs, %v:  Total: %d  Max/Min: %d/%d%s %s  Fail: %d  Lost: %d  Timeouts: %d  Starved: %d  Stalls: %d  Long holds: %d  Stutters: %d  Shuffles: %d (repins %d)  Longest halt: %v\n",
+		t.stamp(), res.Lock, res.VCPUs, len(res.CPUs), res.Elapsed.Round(time.Millisecond), res.Acquisitions, hi, lo, readers, flag,
 		res.Violations, res.LostWakeups, res.HaltTimeouts, res.Starved, res.Stalls, res.LongHolds, res.Stutters, res.Shuffles, res.Repins,
 		res.LongestHalt.Round(time.Microsecond))
 	if res.OK() && res.Interrupted {

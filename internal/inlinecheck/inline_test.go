@@ -12,7 +12,8 @@ import (
 // fastPaths lists, per package, the methods that must inline.
 var fastPaths = map[string][]string{
 	"github.com/pvlock/pvlock/ticket": {"(*Lock).Lock", "(*Lock).Unlock"},
-	"github.com/pvlock/pvlock/qspin":  {"(*Lock).Lock", "(*Lock).Unlock"},
+	"github.com/pvlock/pvlock/qspin": {"(*Lock).Lock", "(*Lock).Unlock",
+		"(*RWLock).RLock", "(*RWLock).RUnlock", "(*RWLock).Lock", "(*RWLock).Unlock"},
 }
 
 // goTool returns the go command of the toolchain running the test.

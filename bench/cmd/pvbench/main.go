@@ -95,6 +95,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workloads' random choices")
 	fs.DurationVar(&o.params.CriticalWork, "cs", bench.DefaultCriticalWork, "lockloop: CPU time inside the critical section")
 	fs.DurationVar(&o.params.OutsideWork, "outside", bench.DefaultOutsideWork, "lockloop: CPU time outside the critical section")
+	fs.IntVar(&o.params.WriteEvery, "write-every", bench.DefaultWriteEvery, "rwloop: one operation in this many writes, the others read")
 	fs.StringVar(&o.outDir, "out", "out", "directory for the PNG and SVG plots (empty: no plots)")
 	fs.StringVar(&o.fromPath, "from", "", "measure nothing: report and plot the rows of a file written by -json (-locks and -oc select among them)")
 	fs.StringVar(&o.base, "base", "native-ticket", "base lock of the seed-style table")
@@ -115,6 +116,11 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if _, err := bench.WorkloadByName(o.workload); err != nil {
 		return o, err
 	}
+	if o.workload == "rwloop" && !o.set["locks"] {
+		// rwloop compares the reader-writer locks, which the other
+		// workloads' default list leaves out.
+		*lockList = strings.Join(bench.RWLoopLocks, ",")
+	}
 	for _, name := range splitList(*lockList) {
 		if _, err := locks.Lookup(name); err != nil {
 			return o, err
@@ -123,6 +129,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if len(o.locks) == 0 {
 		return o, errors.New("-locks is empty")
+	}
+	if o.params.WriteEvery < 1 {
+		return o, fmt.Errorf("-write-every must be at least 1, got %d", o.params.WriteEvery)
 	}
 	var err error
 	if o.factors, err = parseFactors(*ocList); err != nil {

@@ -42,6 +42,7 @@ func parseTorture(args []string, stderr io.Writer) ([]torture.Config, error) {
 	lock := fs.String("lock", "pv-ticket", "lock to torture: "+strings.Join(locks.TortureNames(), ", "))
 	ocList := fs.String("oc", "2", "comma-separated overcommit factors: writer vCPUs per CPU (1-8 is the useful range), one run each")
 	fs.IntVar(&c.VCPUs, "vcpus", 0, "number of writer vCPUs; overrides -oc")
+	fs.IntVar(&c.Readers, "readers", 0, "rw mode (locktorture's rw_lock): this many reader vCPUs beside the writers; the lock needs a read side (sync.RWMutex, native-rwlock, pv-rwlock, pv-rwlock-short)")
 	cpuList := fs.String("cpus", "", "comma-separated physical CPUs (default: all allowed)")
 	pin := fs.String("pin", "each", "initial pinning: each (one CPU per vCPU, round-robin) or float")
 	fs.DurationVar(&c.Duration, "duration", time.Minute, "length of the run, e.g. 10m")
