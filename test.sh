@@ -54,6 +54,9 @@ fuzz FuzzParseTorture ./bench/cmd/pvbench 120000x
 
 # The torture with the race windows widened (fault injection).
 go test -race -count=1 -tags pvlock_faults ./bench/torture ./internal/faults
+# The reader-writer torture at full size, 10^7 acquisitions (the race
+# detector's run below does 10^6).
+go test -count=1 -run '^TestTortureRW$' ./bench/torture
 
 # The portable code that builds off Linux, run on Linux: the pvlock_portable
 # tag selects the park-only halt/kick layer (no futexes, no gettid, no
