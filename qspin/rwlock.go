@@ -60,6 +60,8 @@ type RWLock struct {
 	// wait is the queue of readers and writers that cannot take the lock
 	// at once (the kernel's wait_lock). Its options are the RWLock's.
 	wait Lock
+	// named is the statistics of the lock's name (Name), one per mode.
+	named *lockcore.Named
 }
 
 // The count word, the kernel's qrwlock cnts in whole-word form:
@@ -171,6 +173,11 @@ func NewRW(opts ...Option) *RWLock {
 	l := new(RWLock)
 	for _, o := range opts {
 		o(&l.wait)
+	}
+	if l.wait.named != nil {
+		// Name: the wait lock counts under the name, and so do the
+		// reader-writer lock's own events.
+		l.named = lockcore.NameStats(rwModeStats[:], l.wait.named.Mode(0).Name())
 	}
 	return l
 }

@@ -7,7 +7,7 @@ import (
 
 // KindRWLock is the kind label of the RWLock statistics (pvlock.LockStats
 // Kind, the lock label of the Prometheus metrics).
-const KindRWLock = "qrwlock"
+const KindRWLock = lockcore.KindRWLock
 
 // Event indexes of the RWLock statistics.
 const (
@@ -31,25 +31,25 @@ const (
 	// counts them in its own cache line and adds them to this counter 1024
 	// at a time (while pvlock.Policy.Stats is on), so the counter trails
 	// each lock by fewer than 1024.
-	ReadAcquisitions = "read_acquisitions"
+	ReadAcquisitions = lockcore.ReadAcquisitions
 	// WriteAcquisitions counts successful Locks and TryLocks, counted at
 	// their Unlock, 1024 at a time per lock, as qspin's Acquisitions.
-	WriteAcquisitions = "write_acquisitions"
+	WriteAcquisitions = lockcore.WriteAcquisitions
 	// ReadSlowpath counts RLocks that found a writer and queued.
-	ReadSlowpath = "read_slowpath"
+	ReadSlowpath = lockcore.ReadSlowpath
 	// WriteSlowpath counts Locks that found the lock held and queued.
-	WriteSlowpath = "write_slowpath"
+	WriteSlowpath = lockcore.WriteSlowpath
 	// ReadHalts counts halts of reader queue heads, waiting for the writer
 	// inside to leave (PV).
-	ReadHalts = "read_halts"
+	ReadHalts = lockcore.ReadHalts
 	// WriteHalts counts halts of writer queue heads, waiting for the
 	// readers inside to leave (PV).
-	WriteHalts = "write_halts"
+	WriteHalts = lockcore.WriteHalts
 	// ReadKicks counts kicks of a halted writer head by the reader whose
 	// count was the last one inside.
-	ReadKicks = "read_kicks"
+	ReadKicks = lockcore.ReadKicks
 	// WriteKicks counts kicks of a halted head by the writer's Unlock.
-	WriteKicks = "write_kicks"
+	WriteKicks = lockcore.WriteKicks
 	// RWHaltTimeouts counts queue-head halts ended by the
 	// pvlock.Policy.HaltTimeout watchdog (event halt_timeouts).
 	RWHaltTimeouts = lockcore.HaltTimeouts
@@ -80,7 +80,12 @@ var rwModeStats = [...]*lockcore.Stats{
 	ModeTAS:       lockcore.NewStats(KindRWLock, ModeTAS.String(), rwEventNames),
 }
 
-func (l *RWLock) stats() *lockcore.Stats { return rwModeStats[l.wait.mode] }
+func (l *RWLock) stats() *lockcore.Stats {
+	if l.named != nil {
+		return l.named.Mode(int(l.wait.mode))
+	}
+	return rwModeStats[l.wait.mode]
+}
 
 // haltEvent is the halt event of a queue head of role.
 func haltEvent(role int) int {

@@ -8,6 +8,7 @@ const (
 	KindTicket = "ticket"
 	KindQspin  = "qspin"
 	KindTAS    = "tas"
+	KindRWLock = "qrwlock"
 
 	ModePV        = "pv"
 	ModePVNoSteal = "pv-nosteal"
@@ -51,6 +52,17 @@ const (
 	PVLatencyKick    = "pv_latency_kick"
 	PVLatencyWake    = "pv_latency_wake"
 	PVHashHops       = "pv_hash_hops"
+
+	// The queued reader-writer lock, by the role of the goroutine
+	// counted: a reader or a writer.
+	ReadAcquisitions  = "read_acquisitions"
+	WriteAcquisitions = "write_acquisitions"
+	ReadSlowpath      = "read_slowpath"
+	WriteSlowpath     = "write_slowpath"
+	ReadHalts         = "read_halts"
+	WriteHalts        = "write_halts"
+	ReadKicks         = "read_kicks"
+	WriteKicks        = "write_kicks"
 
 	// Concurrency restriction, both locks (see Gate).
 	PassiveWaits    = "passive_waits"

@@ -102,6 +102,26 @@ var lockMetrics = []lockMetric{
 		[]string{lockcore.PVLatencyWake}).nanos(),
 }
 
+// rwMetrics are the reader-writer lock's counts by role (reader or
+// writer): each metric's two events, the reader's and the writer's.
+var rwMetrics = []struct {
+	desc          *prometheus.Desc
+	reader, write string
+}{
+	{prometheus.NewDesc("pvlock_rw_acquisitions_total",
+		"Reader-writer lock acquisitions by role: read locks (role=reader) and write locks (role=writer), added 1024 at a time per lock as pvlock_acquisitions_total is.",
+		rwLabels, nil), lockcore.ReadAcquisitions, lockcore.WriteAcquisitions},
+	{prometheus.NewDesc("pvlock_rw_slowpath_entries_total",
+		"Reader-writer lock acquisitions that queued, by role: readers that found a writer, writers that found the lock held.",
+		rwLabels, nil), lockcore.ReadSlowpath, lockcore.WriteSlowpath},
+	{prometheus.NewDesc("pvlock_rw_halts_total",
+		"Halts of reader-writer lock queue heads, by role: a reader waiting for the writer inside, a writer waiting for the readers inside.",
+		rwLabels, nil), lockcore.ReadHalts, lockcore.WriteHalts},
+	{prometheus.NewDesc("pvlock_rw_kicks_total",
+		"Kicks of a halted reader-writer lock queue head, by the role of the kicker: the last reader inside, or the writer's unlock.",
+		rwLabels, nil), lockcore.ReadKicks, lockcore.WriteKicks},
+}
+
 var (
 	qspinEventsDesc = prometheus.NewDesc("pvlock_qspin_events_total",
 		"Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.",
@@ -118,6 +138,8 @@ var (
 	haltDurationDesc = prometheus.NewDesc("pvlock_halt_duration_seconds",
 		"How long halted waiters slept, in log2-spaced buckets.",
 		lockLabels, nil)
+
+	rwLabels = []string{"lock", "mode", "name", "role"}
 
 	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
 		"Locks given a name after pvlock.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
@@ -231,6 +253,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range lockMetrics {
 		ch <- m.desc
 	}
+	for _, m := range rwMetrics {
+		ch <- m.desc
+	}
 	for _, d := range []*prometheus.Desc{
 		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
@@ -294,6 +319,7 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 		}
 	}
 	collectAdmissions(ch, snap, used)
+	collectRoles(ch, snap, used)
 	rest := make([]string, 0, len(snap.Events))
 	for ev := range snap.Events {
 		if !used[ev] {
@@ -310,6 +336,19 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 	}
 	count, sum, buckets := haltHistogram(snap)
 	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode, snap.Name)
+}
+
+// collectRoles sends the reader-writer lock's counts by role, for a lock
+// whose statistics have them, and marks those events used.
+func collectRoles(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used map[string]bool) {
+	for _, m := range rwMetrics {
+		for _, r := range []struct{ ev, role string }{{m.reader, "reader"}, {m.write, "writer"}} {
+			if n, ok := snap.Events[r.ev]; ok {
+				used[r.ev] = true
+				ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, snap.Name, r.role)
+			}
+		}
+	}
 }
 
 // collectAdmissions sends the admissions by cause and the passive

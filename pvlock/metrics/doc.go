@@ -74,6 +74,18 @@
 // admitted_fair), and the gauge pvlock_passive_waiters{lock, mode, name} is the
 // number waiting outside now (passive waits begun less admissions).
 //
+// The reader-writer lock (qspin.RWLock, lock="qrwlock") counts by role,
+// reader or writer, in four metrics with the labels lock, mode, name and
+// role ("reader", "writer"): pvlock_rw_acquisitions_total
+// (read_acquisitions, write_acquisitions), pvlock_rw_slowpath_entries_total
+// (read_slowpath, write_slowpath: acquisitions that queued),
+// pvlock_rw_halts_total (read_halts, write_halts: halts of the queue head
+// waiting on the count word) and pvlock_rw_kicks_total (read_kicks,
+// write_kicks: kicks of that head, by the role of the kicker). Its halt
+// timeouts, lost wake-ups and halt durations are in the metrics above;
+// the waits in its queue are those of its wait lock, a qspin lock of the
+// same mode and name.
+//
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
 // taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock
 // enters its slow path on any contention (the kernel's lock_slowpath), a
