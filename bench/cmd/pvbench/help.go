@@ -20,6 +20,7 @@ var commandDocs = map[string]string{
 	"torture":   "locktorture for one lock: mutual exclusion, lost wake-ups, starvation (End of test: SUCCESS/FAILURE)",
 	"lockbreak": "short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)",
 	"shootdown": "ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)",
+	"rwroles":   "rwloop's readers and writers apart: rates, fairness and waits by role, for every reader-writer lock",
 	"sweep":     "the adaptive waiting policy against fixed spin thresholds, halt-poll windows and restriction off (table, plots, -json)",
 }
 

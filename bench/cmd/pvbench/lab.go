@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/pvlock/pvlock/bench"
@@ -24,10 +25,12 @@ import (
 //	pvbench lockbreak [flags]   short-operation latency next to a long batch, lock-break off and on (cond_resched_lock)
 //	pvbench shootdown [flags]   ebizzy-like records/s with native and PV cross-vCPU calls (PV TLB flush)
 //	pvbench sweep [flags]       the adaptive waiting policy against fixed spin thresholds and halt-poll windows
+//	pvbench rwroles [flags]     rwloop's readers and writers apart: rates, fairness and waits by role, every RW lock
 var labCommands = map[string]command{
 	"lockbreak": runLockBreak,
 	"shootdown": runShootdown,
 	"sweep":     runSweep,
+	"rwroles":   runRWRoles,
 }
 
 // labOptions are the flags the subcommands share.
@@ -90,6 +93,9 @@ func labFlags(fs *flag.FlagSet, o *labOptions) func(args []string) error {
 type labCommand[V, R any] struct {
 	name     string
 	variants []V
+	// header names what the command measures in its first line; empty:
+	// the -lock flag's lock.
+	header string
 	// flags declares the command's own flags; the function it returns
 	// checks them once they are parsed.
 	flags func(fs *flag.FlagSet) (check func() error)
@@ -126,8 +132,12 @@ func (c labCommand[V, R]) run(ctx context.Context, args []string, stdout, stderr
 			return err
 		}
 	}
+	what := c.header
+	if what == "" {
+		what = o.lock
+	}
 	fmt.Fprintf(stdout, "pvbench %s: %s on %d CPUs %v, pinning %s, %d runs of %v per cell, %s\n",
-		c.name, o.lock, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
+		c.name, what, len(cpus), cpus, o.pinning, o.runs, o.duration, runtime.Version())
 	c.intro(stdout)
 	var rows []R
 	for _, oc := range o.factors {
@@ -225,6 +235,70 @@ func runShootdown(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return report.WriteShootdownDetail(w, rows)
 		},
 	}.run(ctx, args, stdout, stderr)
+}
+
+// runRWRoles is `pvbench rwroles`: the rwloop workload with its readers and
+// writers measured apart, for every reader-writer lock of the lab side by
+// side (its -lock flag is not used).
+func runRWRoles(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var writeEvery *int
+	return labCommand[string, bench.RWLoopRow]{
+		name:     "rwroles",
+		variants: bench.RWLoopLocks,
+		header:   strings.Join(bench.RWLoopLocks, ","),
+		flags: func(fs *flag.FlagSet) func() error {
+			writeEvery = fs.Int("write-every", bench.DefaultWriteEvery, "one write per this many operations of each vCPU")
+			return func() error {
+				if *writeEvery < 1 {
+					return fmt.Errorf("-write-every must be at least 1, got %d", *writeEvery)
+				}
+				return nil
+			}
+		},
+		intro: func(w io.Writer) {
+			wl, _ := bench.WorkloadByName("rwloop")
+			fmt.Fprintf(w, "%s\n\n", wl.Doc)
+		},
+		measure: func(ctx context.Context, cell bench.Spec, lock string) (bench.RWLoopRow, error) {
+			cell.Lock = lock
+			cell.Params.WriteEvery = *writeEvery
+			return bench.MeasureRWLoop(ctx, bench.RWLoopSpec{Spec: cell})
+		},
+		cell: func(oc float64, lock string) (string, string) {
+			return fmt.Sprintf("rwroles interrupted at %gx (%s)", oc, lock), fmt.Sprintf("rwroles %s at %gx", lock, oc)
+		},
+		progress: func(oc float64, lock string, row bench.RWLoopRow) string {
+			return fmt.Sprintf("  %-13s %4gx  %10.0f ops/s  writer max wait %v", lock, oc, row.OpsPerSec, time.Duration(row.Writers.LatMax))
+		},
+		tables: func(w io.Writer, rows []bench.RWLoopRow) error {
+			fmt.Fprintf(w, "rwloop by role (ops/s higher is better; waits from RLock or Lock to holding the lock):\n\n")
+			return writeRWRolesTable(w, rows)
+		},
+	}.run(ctx, args, stdout, stderr)
+}
+
+// writeRWRolesTable writes rwroles' rows, each with its throughput as a
+// share of sync.RWMutex's at the same overcommit.
+func writeRWRolesTable(w io.Writer, rows []bench.RWLoopRow) error {
+	base := map[float64]float64{}
+	for _, r := range rows {
+		if r.Lock == "sync.RWMutex" {
+			base[r.Overcommit] = r.OpsPerSec
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "lock\toc\tvCPUs\tops/s\tvs RWMutex\treads/s\twrites/s\tread max/min\twrite max/min\tread p99\twrite p99\twrite max\t")
+	for _, r := range rows {
+		vs := "-"
+		if b := base[r.Overcommit]; b > 0 {
+			vs = fmt.Sprintf("%.2f", r.OpsPerSec/b)
+		}
+		fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%v\t%v\t%v\t\n",
+			r.Lock, r.Overcommit, r.VCPUs, r.OpsPerSec, vs, r.Readers.PerSec, r.Writers.PerSec,
+			r.Readers.Fairness, r.Writers.Fairness, time.Duration(r.Readers.LatP99), time.Duration(r.Writers.LatP99),
+			time.Duration(r.Writers.LatMax))
+	}
+	return tw.Flush()
 }
 
 // runSweep is `pvbench sweep`: the adaptive waiting policy against fixed

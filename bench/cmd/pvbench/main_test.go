@@ -340,7 +340,7 @@ func TestLabFlagsRejected(t *testing.T) {
 		{"lockbreak", "-oc", "0"}, {"lockbreak", "-lock", "nope"}, {"lockbreak", "-runs", "0"},
 		{"lockbreak", "-step", "3ms", "-batch", "1ms"}, {"lockbreak", "extra"},
 		{"shootdown", "-chunk", "0"}, {"shootdown", "-pin", "up"}, {"shootdown", "-cpus", "x"},
-		{"shootdown", "-duration", "0s"},
+		{"shootdown", "-duration", "0s"}, {"rwroles", "-write-every", "0"},
 		// The subcommands share the main command's parsers: these were once
 		// accepted here while the main command refused them.
 		{"lockbreak", "-oc", "Inf"}, {"shootdown", "-cpus", "-1"}, {"lockbreak", "-oc", ","},
@@ -356,9 +356,11 @@ func TestLabCommands(t *testing.T) {
 	for _, c := range []struct {
 		cmd   string
 		wants []string
+		rows  int // at -oc 1: one per variant
 	}{
-		{"lockbreak", []string{"lock-break", "p99 µs", "batches/s", " off", " on"}},
-		{"shootdown", []string{"%improvement", "native", "pv", "deferred"}},
+		{"lockbreak", []string{"lock-break", "p99 µs", "batches/s", " off", " on"}, 2},
+		{"shootdown", []string{"%improvement", "native", "pv", "deferred"}, 2},
+		{"rwroles", []string{"vs RWMutex", "write max", "sync.RWMutex", "pv-rwlock", "native-rwlock", "sync.Mutex", "pv-qspin"}, 5},
 	} {
 		js := filepath.Join(dir, c.cmd+".json")
 		var out, errOut bytes.Buffer
@@ -375,7 +377,7 @@ func TestLabCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rows []map[string]any
-		if err := json.Unmarshal(b, &rows); err != nil || len(rows) != 2 {
+		if err := json.Unmarshal(b, &rows); err != nil || len(rows) != c.rows {
 			t.Fatalf("%s JSON: %v, %d rows", c.cmd, err, len(rows))
 		}
 	}
