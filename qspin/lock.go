@@ -48,6 +48,7 @@ func (l *Lock) Lock() {
 
 // lockSlow is the outlined rest of Lock: the word was not free.
 func (l *Lock) lockSlow() {
+	defer lockcore.ContentionEnd(lockcore.ContentionStart(l, l.stats())) // the contention profile and lockup detector
 	switch l.mode {
 	case ModeNative:
 		l.lockNative()
@@ -71,9 +72,10 @@ func (l *Lock) TryLock() bool {
 // lock, never on every one by locks on different CPUs.
 const batch = 1024
 
-// Unlock releases the lock. Unlocking an unlocked Lock panics, as with
-// sync.Mutex. A Lock is not tied to a goroutine: one goroutine may lock it
-// and another unlock it.
+// Unlock releases the lock. Unlocking an unlocked Lock panics, with a
+// panic that can be recovered (sync.Mutex throws a fatal error instead).
+// A Lock is not tied to a goroutine: one goroutine may lock it and another
+// unlock it.
 func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
 
 // unlock is the fast path of Unlock: it counts the release in the lock and

@@ -117,8 +117,9 @@ func mustPanic(t *testing.T, want string, f func()) {
 	f()
 }
 
-// TestUnlockOfUnlockedPanics checks the sync.Mutex-style misuse panic, and
-// that the failed Unlock left the lock word intact and usable.
+// TestUnlockOfUnlockedPanics checks the misuse panic (where sync.Mutex
+// throws a fatal error), and that the failed Unlock left the lock word
+// intact and usable.
 func TestUnlockOfUnlockedPanics(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {

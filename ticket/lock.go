@@ -89,6 +89,7 @@ func (l *Lock) lock(contended func(*Lock)) {
 // may keep it waiting outside, without a ticket, while the lock is
 // saturated; a native one takes its ticket at once.
 func (l *Lock) lockContended() {
+	defer lockcore.ContentionEnd(lockcore.ContentionStart(l, l.stats())) // the contention profile and lockup detector
 	if l.mode == ModeNative {
 		l.lockQueued()
 		return
@@ -122,9 +123,10 @@ func (l *Lock) TryLock() bool {
 	return l.word.CompareAndSwap(old, old+uint64(inc)<<tailShift)
 }
 
-// Unlock releases the lock. Unlocking an unlocked Lock panics, as with
-// sync.Mutex. As with sync.Mutex, a Lock is not tied to a goroutine: one
-// goroutine may lock it and another unlock it.
+// Unlock releases the lock. Unlocking an unlocked Lock panics, with a
+// panic that can be recovered (sync.Mutex throws a fatal error instead).
+// As with sync.Mutex, a Lock is not tied to a goroutine: one goroutine may
+// lock it and another unlock it.
 func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
 
 // unlock is the fast path of Unlock, made inlinable as lock is. Only the

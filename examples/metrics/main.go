@@ -24,6 +24,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"sync"
@@ -46,6 +47,7 @@ type config struct {
 	spin        time.Duration // PV spin time before a waiter halts
 	cs, local   int           // work units inside and outside the lock
 	duration    time.Duration // stop after this long; 0: run until signalled
+	contention  int           // contention profile rate; 0: off
 }
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	flag.IntVar(&cfg.cs, "cs", 200, "work units inside the critical section")
 	flag.IntVar(&cfg.local, "local", 500, "work units between critical sections")
 	flag.DurationVar(&cfg.duration, "duration", 0, "stop after this long (0: run until SIGINT or SIGTERM)")
+	flag.IntVar(&cfg.contention, "contention-rate", 0, "sample 1 in n slow-path acquisitions in the pvlock.contention profile, served on /debug/pprof/ (0: off)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "metrics: unexpected arguments %q\n", flag.Args())
@@ -122,6 +125,10 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	if cfg.contention > 0 {
+		pvlock.SetContentionProfileRate(cfg.contention)
+		mux.HandleFunc("/debug/pprof/", pprof.Index) // serves /debug/pprof/pvlock.contention
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	reach := "loopback only"
 	if !loopback {

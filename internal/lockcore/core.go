@@ -83,6 +83,7 @@ func (s Spin) Spinner(canHalt, steals bool) Spinner {
 func Pause(i uint32) {
 	if i%SpinPollEvery == 0 {
 		PollCurrent()
+		CheckSpin()
 	}
 	relax.Pause(1)
 }
@@ -109,7 +110,7 @@ func Halt(st *Stats, w *kick.Waiter, ev HaltEvents, served func() bool) kick.Res
 	slot := w.Slot
 	start := time.Now()
 	timeout := HaltTimeout.Load()
-	res := w.Halt(timeout)
+	res := haltWatched(w, timeout) // w.Halt(timeout), checked for lockups
 	if res == kick.TimedOut {
 		st.Inc(slot, ev.Timeouts)
 		if served() {

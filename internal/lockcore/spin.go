@@ -94,6 +94,9 @@ func (s *Spinner) Spin() bool {
 	if s.n%SpinPollEvery == 0 && s.v != nil {
 		s.v.poll() // acknowledge cross-vCPU calls while we spin
 	}
+	if s.n%SpinPollEvery == 0 {
+		CheckSpin()
+	}
 	if s.n >= s.limit {
 		return false
 	}

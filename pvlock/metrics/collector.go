@@ -141,6 +141,10 @@ var (
 
 	rwLabels = []string{"lock", "mode", "name", "role"}
 
+	lockupsDesc = prometheus.NewDesc("pvlock_lockups_suspected_total",
+		"Waiters that waited for a lock longer than the lockup threshold (pvlock.SetLockupThreshold; off by default) and were reported, once per wait, through the lockup hook.",
+		nil, nil)
+
 	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
 		"Locks given a name after pvlock.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
 		nil, nil)
@@ -257,7 +261,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{
-		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc,
+		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc, lockupsDesc,
 		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
 		vcpuPollsDesc, vcpuPollsSuccessDesc, vcpuPollsInvalidDesc, vcpuPollSecondsDesc,
 		vcpuPollWindowDesc, vcpuSiblingSpinDesc,
@@ -269,6 +273,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the statistics and sends them as constant metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectBuildInfo(ch)
+	ch <- prometheus.MustNewConstMetric(lockupsDesc, prometheus.CounterValue, float64(pvlock.LockupsSuspected()))
 	if n := pvlock.LockNameOverflows(); n > 0 {
 		ch <- prometheus.MustNewConstMetric(nameOverflowsDesc, prometheus.CounterValue, float64(n))
 	}

@@ -288,8 +288,8 @@ func TestUnusedModesExportNothing(t *testing.T) {
 	set(ticketTest, nil)
 	set(qspinTest, nil)
 	c := NewCollector(only(ticketTest, qspinTest))
-	if n := testutil.CollectAndCount(c); n != 1 { // pvlock_build_info only
-		t.Fatalf("two unused lock modes export %d series besides the build info", n-1)
+	if n := testutil.CollectAndCount(c); n != 2 { // pvlock_build_info and pvlock_lockups_suspected_total only
+		t.Fatalf("two unused lock modes export %d series besides the build info and the lockup count", n-2)
 	}
 	(*lockcore.Stats)(qspinTest).ObserveBlocked(0, 1500)
 	mfs := gather(t, c)

@@ -86,6 +86,11 @@
 // the waits in its queue are those of its wait lock, a qspin lock of the
 // same mode and name.
 //
+// pvlock_lockups_suspected_total, without labels, counts the waits the
+// lockup detector reported (pvlock.SetLockupThreshold, off by default;
+// pvlock.LockupsSuspected): waiters that waited for a lock longer than the
+// threshold, once per wait.
+//
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
 // taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock
 // enters its slow path on any contention (the kernel's lock_slowpath), a
