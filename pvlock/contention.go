@@ -195,4 +195,3 @@ func reportOf(l lockcore.Lockup) LockupReport {
 	}
 	return r
 }
-
