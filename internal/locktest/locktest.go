@@ -9,6 +9,7 @@ package locktest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -157,4 +158,60 @@ func Overcommitted(tb testing.TB, factor float64) *pvlock.VM {
 // the run counts a halt timeout.
 func LongHaltTimeout() (restore func()) {
 	return SetPolicy(func(p *pvlock.Policy) { p.HaltTimeout = 10 * time.Second })
+}
+
+// NamedLocks describes a lock package to CheckNamedLocks: how to make a
+// lock of each mode with a name, and the unnamed statistics of a mode.
+type NamedLocks struct {
+	Pkg      string // the package name, the prefix of its panics
+	Modes    []string
+	New      func(name, mode string) sync.Locker
+	Unnamed  func(mode string) *pvlock.LockStats
+	Name     func(name string) // the package's Name option, made and dropped
+	Batch    int               // acquisitions counted at a time (the larger of the modes')
+	Acquired string            // the acquisitions event
+}
+
+// CheckNamedLocks checks a package's Name option: two locks with a name
+// count in that name's statistics of the mode they end up with, and not in
+// the unnamed ones; a name that is not valid UTF-8 is refused with the
+// package's panic.
+func CheckNamedLocks(t *testing.T, c NamedLocks) {
+	t.Helper()
+	rounds := 4 * c.Batch
+	for _, mode := range c.Modes {
+		name := "named-" + mode
+		before := c.Unnamed(mode).Snapshot().Events[c.Acquired]
+		a, b := c.New(name, mode), c.New(name, mode)
+		for range rounds {
+			a.Lock()
+			a.Unlock()
+			b.Lock()
+			b.Unlock()
+		}
+		var named *pvlock.LockStats
+		for _, s := range pvlock.AllLockStats() {
+			if s.Name() == name && s.Mode() == mode && s.Kind() == c.Unnamed(mode).Kind() {
+				named = s
+			}
+		}
+		if named == nil {
+			t.Fatalf("%s: no statistics named %q for mode %s", c.Pkg, name, mode)
+		}
+		if got := named.Snapshot().Events[c.Acquired]; got < uint64(2*rounds-2*c.Batch) || got > uint64(2*rounds) {
+			t.Errorf("%s %s: named acquisitions %d after %d by two locks", c.Pkg, mode, got, 2*rounds)
+		}
+		if d := c.Unnamed(mode).Snapshot().Events[c.Acquired] - before; d != 0 {
+			t.Errorf("%s %s: the unnamed statistics counted %d of the named locks' acquisitions", c.Pkg, mode, d)
+		}
+	}
+	func() {
+		defer func() {
+			r := recover()
+			if msg, _ := r.(string); !strings.HasPrefix(msg, c.Pkg+": lock name") {
+				t.Errorf("%s.Name of invalid UTF-8: recovered %v", c.Pkg, r)
+			}
+		}()
+		c.Name("bad\xff")
+	}()
 }

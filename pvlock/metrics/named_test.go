@@ -7,6 +7,39 @@ import (
 	"github.com/pvlock/pvlock/ticket"
 )
 
+// counters gathers the metric name from a fresh Collector over every lock
+// statistics and returns its counters whose labels include match, by the
+// value of the label key.
+func counters(t *testing.T, name string, match map[string]string, key string) map[string]float64 {
+	t.Helper()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(NewCollector(Options{}))
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			for k, v := range match {
+				if labels[k] != v {
+					continue metrics
+				}
+			}
+			got[labels[key]] = m.GetCounter().GetValue()
+		}
+	}
+	return got
+}
+
 // TestNamedLockSeries: a named lock's counts come out under its name, the
 // unnamed locks' under name="".
 func TestNamedLockSeries(t *testing.T) {
@@ -17,27 +50,7 @@ func TestNamedLockSeries(t *testing.T) {
 		unnamed.Lock()
 		unnamed.Unlock()
 	}
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(NewCollector(Options{}))
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "pvlock_acquisitions_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["lock"] == "ticket" && labels["mode"] == "pv" {
-				got[labels["name"]] = m.GetCounter().GetValue()
-			}
-		}
-	}
+	got := counters(t, "pvlock_acquisitions_total", map[string]string{"lock": "ticket", "mode": "pv"}, "name")
 	if got["orders"] < 3*1024 || got["orders"] > 4096 {
 		t.Errorf("name=orders: %v acquisitions after 4096 (series %v)", got["orders"], got)
 	}
