@@ -47,7 +47,20 @@ func (l *Lock) Lock() {
 }
 
 // lockSlow is the outlined rest of Lock: the word was not free.
-func (l *Lock) lockSlow() {
+func (l *Lock) lockSlow() { l.lockSlowAs(false) }
+
+// lockPassive is Lock for a waiter that has found its way barred once
+// already (an RWLock's reader behind a writer): in the PV variants a
+// goroutine waits outside the gate while the lock is held, rather than
+// spin (lockcore.Gate.EnterPassive).
+func (l *Lock) lockPassive() {
+	if !l.word.CompareAndSwap(0, lockedVal) {
+		l.lockSlowAs(true)
+	}
+}
+
+// lockSlowAs is the slow path of Lock and of lockPassive (passive).
+func (l *Lock) lockSlowAs(passive bool) {
 	defer lockcore.ContentionEnd(lockcore.ContentionStart(l, l.stats())) // the contention profile and lockup detector
 	switch l.mode {
 	case ModeNative:
@@ -55,7 +68,7 @@ func (l *Lock) lockSlow() {
 	case ModeTAS:
 		l.lockTAS()
 	default:
-		l.lockPV()
+		l.lockPV(passive)
 	}
 }
 

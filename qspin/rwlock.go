@@ -22,6 +22,12 @@ import (
 // the reader or writer whose release lets it in, instead of spinning a
 // whole time slice behind a preempted holder.
 //
+// Goroutines that are not vCPUs wait as those of sync.RWMutex do: a
+// queue head halts at once rather than spin, and a reader that finds a
+// writer and the queue taken waits outside the wait lock's gate. Its
+// processor then runs the writer, or the writer's next work, on a warm
+// cache, instead of a second CPU taking the count word's line from it.
+//
 // Neither side starves the other:
 //
 //   - A writer that reaches the head of the queue sets the waiting bit,

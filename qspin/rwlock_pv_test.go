@@ -107,6 +107,55 @@ func TestRWQueuedReaderKicksWriterHead(t *testing.T) {
 	}
 }
 
+// TestRWGoroutinesSleepBehindWriter: goroutines that find a writer sleep
+// at once, as the waiters of sync.RWMutex do. A writer queue head behind a
+// writer halts with the default threshold, and a reader behind them waits
+// outside the wait lock's gate (passive) though no active waiter is
+// there (without stealing, an active reader would queue instead). Both go
+// in, in order, when the writers leave.
+func TestRWGoroutinesSleepBehindWriter(t *testing.T) {
+	defer locktest.LongHaltTimeout()()
+	for _, opts := range [][]Option{nil, {NoStealing()}} {
+		l := NewRW(opts...)
+		t.Run(l.Mode().String(), func(t *testing.T) { testRWSleepBehindWriter(t, l) })
+	}
+}
+
+func testRWSleepBehindWriter(t *testing.T, l *RWLock) {
+	st := RWStats(l.Mode())
+	before := st.Snapshot()
+	l.Lock()
+	wrote, read := make(chan struct{}), make(chan struct{})
+	go func() {
+		l.Lock()
+		close(wrote)
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the writer head to halt", func() bool {
+		return rwHeads.Lookup(keyOf(l), 0)
+	})
+	go func() {
+		l.RLock()
+		close(read)
+		l.RUnlock()
+	}()
+	testkit.WaitFor(t, "the reader to wait outside the gate", func() bool {
+		return l.wait.gate.Passive() == 1
+	})
+	if n := l.wait.gate.Active(); n != 0 {
+		t.Errorf("%d active waiters at the wait lock's gate, want 0", n)
+	}
+	l.Unlock()
+	<-wrote
+	<-read
+	if v := l.word.Load(); v != 0 {
+		t.Errorf("word %#x after everyone left, want 0", v)
+	}
+	if d := st.Snapshot().Sub(before); d.Get(WriteHalts) != 1 || d.Get(RWHaltTimeouts) != 0 {
+		t.Errorf("writer head halts %d, halt timeouts %d, want 1 and 0", d.Get(WriteHalts), d.Get(RWHaltTimeouts))
+	}
+}
+
 // parkedHead is a stand-in queue head published in rwHeads for a test.
 type parkedHead struct {
 	done chan struct{}

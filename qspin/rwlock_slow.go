@@ -25,8 +25,10 @@ func (l *RWLock) rlockSlow() {
 	// step: read-unbias
 	l.readerLeft(l.word.Add(rwUnbias), true)
 	l.stats().Inc(-1, evReadSlowpath)
+	// A goroutine sleeps outside the queue while the queue is taken, as a
+	// reader of sync.RWMutex sleeps until the writer leaves.
 	// step: read-queue
-	l.wait.Lock()
+	l.wait.lockPassive()
 	// As queue head, add the count again: from now on no writer enters
 	// (the fast path needs a zero word, the slow path the wait lock), so
 	// the reader waits for the one writer inside, if any.
@@ -74,19 +76,24 @@ func (l *RWLock) headWait(role int) {
 	// use the caller's waiter too, are over.
 	w := kick.Get()
 	defer kick.Put(w)
+	vcpu := lockcore.Of(w) != nil
 	st := l.stats()
 	key := lockcore.Key(l)
 	for {
 		canHalt := lockcore.PVSpin.Load()
-		// Nobody overtakes the head, so it spins as a waiter of a lock
-		// without stealing does.
+		// Nobody overtakes the head, so a vCPU spins as a waiter of a lock
+		// without stealing does. A goroutine halts at once (unless the
+		// lock's threshold is fixed), as the waiters of sync.RWMutex sleep
+		// at once: its processor then runs the holder it waits for, or
+		// that holder's next work, on a warm cache.
+		spins := vcpu || !canHalt || l.wait.spin.Fixed()
 		for sp := l.wait.spin.Spinner(canHalt, false); ; {
 			// step: rw-head-try
 			if l.headTry(role) {
 				sp.Acquired()
 				return
 			}
-			if !sp.Spin() {
+			if !spins || !sp.Spin() {
 				break
 			}
 		}
@@ -226,8 +233,11 @@ func (l *RWLock) kickHead(ev int) {
 		return
 	}
 	l.stats().Inc(-1, ev)
-	if asleep {
-		// The head goes in once it runs: if it shares our CPU, make way.
+	// The head goes in once it runs: if it is a vCPU that shares our CPU,
+	// make way. A parked goroutine is not yielded to: as with
+	// sync.RWMutex's wake-ups, it runs next on our P once we block, or on
+	// an idle P that takes it.
+	if asleep && kicked.Backend() != kick.Park {
 		lockcore.YieldTo(kicked)
 	}
 }

@@ -56,10 +56,16 @@ func (l *Lock) lockNative() {
 // admitted waiter of a restricted lock spins for the lock and, if running
 // lockers keep it, waits outside again (contend); an unrestricted one
 // tries while the queue head is not spinning (steal). A no-steal lock,
-// and a waiter that has waited for starveAfter, queue.
-func (l *Lock) lockPV() {
+// and a waiter that has waited for starveAfter, queue. A passive caller
+// enters the gate with EnterPassive (lockPassive).
+func (l *Lock) lockPV(passive bool) {
 	st := l.stats()
-	restricted := l.gate.Enter((*gated)(l), st, &gateEvents, !l.unrestrict)
+	var restricted bool
+	if passive {
+		restricted = l.gate.EnterPassive((*gated)(l), st, &gateEvents, !l.unrestrict)
+	} else {
+		restricted = l.gate.Enter((*gated)(l), st, &gateEvents, !l.unrestrict)
+	}
 	defer l.gate.Leave()
 	if l.mode == ModePV {
 		if restricted && l.contend(st) || !restricted && l.steal() {

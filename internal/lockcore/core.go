@@ -48,6 +48,10 @@ func (s *Spin) SetThreshold(n uint32) { s.threshold = n }
 // machine's measured cost of one poll (SpinIterations).
 func (s *Spin) SetDuration(d time.Duration) { s.threshold = SpinIterations(d) }
 
+// Fixed reports whether the threshold was set (SetThreshold,
+// SetDuration): waiters then spin for all of it, whatever their load.
+func (s Spin) Fixed() bool { return s.threshold != 0 }
+
 // Threshold returns the threshold in polls.
 func (s Spin) Threshold() uint32 {
 	if s.threshold != 0 {

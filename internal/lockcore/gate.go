@@ -153,12 +153,16 @@ func (g *Gate) Passive() uint32 { return g.state.Load() >> passiveShift }
 // waiter w: a vCPU's or a goroutine's. There is no cap if restricted is
 // false, if the policy turned restriction off, or if PV locks may not halt
 // (a passive waiter halts).
-func capacity(w *kick.Waiter, restricted bool) uint32 {
+// A goroutine that Enters with passive set gets no active place at all:
+// it waits outside whenever the lock is held (EnterPassive).
+func capacity(w *kick.Waiter, restricted, passive bool) uint32 {
 	switch {
 	case !restricted || !Restrict.Load() || !PVSpin.Load():
 		return maxActive
 	case w != nil && Of(w) != nil:
 		return vcpuActive
+	case passive:
+		return 0
 	}
 	return goroutineActive
 }
@@ -169,7 +173,23 @@ func capacity(w *kick.Waiter, restricted bool) uint32 {
 // it, and the policy allows it): only then may the caller Demote itself.
 // Every Enter is followed by one Leave, with or without Demotes between.
 func (g *Gate) Enter(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
-	limit := capacity(kick.Current(), restricted)
+	return g.enter(lk, st, ev, capacity(kick.Current(), restricted, false))
+}
+
+// EnterPassive is Enter for a caller that has already found its way
+// barred once, a reader of an RWLock that found a writer: a goroutine
+// (not a vCPU) waits outside whenever the lock is held, and is admitted
+// by the release, as a reader of sync.RWMutex sleeps until the writer's
+// Unlock. Its goroutine's processor meanwhile runs the lock's holder, on
+// a warm cache and without a second CPU writing the lock's line. A vCPU
+// enters as with Enter.
+func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
+	return g.enter(lk, st, ev, capacity(kick.Current(), restricted, true))
+}
+
+// enter is Enter with the cap of active waiters that applies to the
+// caller.
+func (g *Gate) enter(lk Gated, st *Stats, ev *GateEvents, limit uint32) bool {
 	for {
 		s := g.state.Load()
 		// step: gate-enter
