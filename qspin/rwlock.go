@@ -177,6 +177,12 @@ var _ = [1]struct{}{}[unsafe.Offsetof(RWLock{}.word)+unsafe.Sizeof(RWLock{}.word
 // word follows them.
 func NewRW(opts ...Option) *RWLock {
 	l := new(RWLock)
+	l.init(opts)
+	return l
+}
+
+// init applies opts to the new lock l.
+func (l *RWLock) init(opts []Option) {
 	for _, o := range opts {
 		o(&l.wait)
 	}
@@ -185,7 +191,6 @@ func NewRW(opts ...Option) *RWLock {
 		// reader-writer lock's own events.
 		l.named = lockcore.NameStats(rwModeStats[:], l.wait.named.Mode(0).Name())
 	}
-	return l
 }
 
 // Mode reports the lock's variant.

@@ -20,6 +20,13 @@ var rwBenchLocks = []struct {
 	{"lock=native-rwlock", []Option{Native()}},
 }
 
+// paddedRW is an RWLock with a line's worth of padding on either side.
+type paddedRW struct {
+	_ [64]byte
+	RWLock
+	_ [64]byte
+}
+
 func BenchmarkRWMutexUncontended(b *testing.B) {
 	b.Run("lock=sync.RWMutex", func(b *testing.B) {
 		type padded struct {
@@ -43,9 +50,13 @@ func BenchmarkRWMutexUncontended(b *testing.B) {
 		b.Run(lk.name, func(b *testing.B) {
 			b.ReportAllocs()
 			b.RunParallel(func(pb *testing.PB) {
-				// One lock per goroutine, each on its own lines (NewRW
-				// allocates it apart from the others).
-				rwm := NewRW(lk.opts...)
+				// One lock per goroutine, each on lines of its own, as
+				// the padding above keeps sync.RWMutex's: an RWLock is 80
+				// bytes, and two allocated one after the other share a
+				// line.
+				p := new(paddedRW)
+				p.init(lk.opts)
+				rwm := &p.RWLock
 				for pb.Next() {
 					rwm.RLock()
 					rwm.RLock()

@@ -6,12 +6,18 @@
 #
 #   docs/lab/restrict/run.sh 1 nice     # in its own scheduler group at nice -20
 #   docs/lab/restrict/run.sh 3 normal   # at normal priority, as users run
+#   docs/lab/restrict/run.sh 1 nice rw  # only the reader-writer tables
+#
+# The reader-writer tables (run with every invocation, or alone with "rw"):
+# Go's own RWMutex benchmarks with qspin.RWLock beside sync.RWMutex, and
+# pvbench rwroles on vCPUs.
 #
 # Outputs go to docs/lab/restrict/<name>-<invocation>.txt.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 inv=${1:?invocation number}
 prio=${2:-normal}
+tables=${3:-all}
 out=docs/lab/restrict
 run() {
 	if [ "$prio" = nice ]; then
@@ -21,8 +27,12 @@ run() {
 	fi
 }
 go build -o /tmp/pvbench-restrict ./bench/cmd/pvbench
-go test -c -o /tmp/bench-restrict.test ./bench
 pv=/tmp/pvbench-restrict
+go test -c -o /tmp/qspin-restrict.test ./qspin
+run /tmp/qspin-restrict.test -test.run '^$' -test.bench 'RWMutex' -test.cpu 2,8 -test.count 5 -test.benchtime 100ms >"$out/gorwmutex-$inv.txt"
+run $pv rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"
+[ "$tables" = rw ] && exit 0
+go test -c -o /tmp/bench-restrict.test ./bench
 run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 2,8 -test.count 5 -test.benchtime 100ms >"$out/gomutex-$inv.txt"
 run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 5 -test.benchtime 300000x >"$out/pinned-$inv.txt"
 for w in ebizzy dbench; do
