@@ -3,8 +3,8 @@
 // sched_setaffinity onto a chosen set of physical CPUs), so that running
 // more vCPUs than CPUs overcommits the machine for real and the Linux
 // scheduler plays the hypervisor. It also holds the policy shared by the
-// locks (Policy: PV on or off, the waiting policy, halt watchdog) and the
-// read side of their statistics (LockStats, Snapshot).
+// locks (Policy: PV on or off, the waiting policy, halt watchdog). The
+// locks' statistics are in package lockstat.
 //
 // A VM of 4 vCPUs on every CPU this process may use, each vCPU running a
 // workload until the context ends:
@@ -32,8 +32,8 @@
 // /proc/self/task/<tid>/schedstat. The package builds everywhere, but off
 // Linux NewVM, Overcommit, HostCPUs, VM.Run, RunAll and VCPU.Repin return
 // an error that wraps errors.ErrUnsupported; the policy (Policy,
-// SetPolicy), the lock statistics (LockStats) and CondRelock work on every
-// system, as the locks do from ordinary goroutines.
+// SetPolicy) and CondRelock work on every system, as the locks do from
+// ordinary goroutines.
 //
 // # GOMAXPROCS
 //

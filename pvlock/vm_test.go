@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/internal/lockcore"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
 )
@@ -215,42 +214,11 @@ func TestStealIsMeasured(t *testing.T) {
 	}
 }
 
-func TestLockStats(t *testing.T) {
-	c := lockcore.NewStats("test", "pv", []string{"a", "b"})
-	if lockcore.NewStats("test", "pv", []string{"a", "b"}) != c {
-		t.Fatal("same kind and mode gave a second LockStats")
-	}
-	func() {
-		defer func() {
-			if recover() == nil {
-				t.Error("redefinition with other events did not panic")
-			}
-		}()
-		lockcore.NewStats("test", "pv", []string{"c"})
-	}()
-	c.Add(0, 0, 5)
-	c.Inc(MaxVCPUs-1, 1)
-	c.Inc(-1, 1)
-	c.ObserveBlocked(3, 1000)
-	s := (*LockStats)(c)
-	snap := s.Snapshot()
-	if snap.Get("a") != 5 || snap.Get("b") != 2 || snap.BlockedNanos != 1000 || snap.Blocked[lockcore.HistBucket(1000)] != 1 {
-		t.Fatalf("snapshot %+v", snap)
-	}
-	s.Reset()
-	if snap := s.Snapshot(); snap.Get("a") != 0 || snap.BlockedNanos != 0 {
-		t.Fatalf("after Reset: %+v", snap)
-	}
-	if lockcore.HistBucket(0) != 0 || lockcore.HistBucket(1) != 1 || lockcore.HistBucket(1<<62) != HistBuckets-1 {
-		t.Fatal("HistBucket boundaries")
-	}
-}
-
 // TestDocumentedConstants pins the values the docs of the constants that
 // come from the lock core state.
 func TestDocumentedConstants(t *testing.T) {
-	if DefaultHaltTimeout != time.Second || MaxVCPUs != 4096 || HistBuckets != 32 || DefaultSpinThreshold != 1<<15 {
-		t.Fatalf("DefaultHaltTimeout %v, MaxVCPUs %d, HistBuckets %d, DefaultSpinThreshold %d",
-			DefaultHaltTimeout, MaxVCPUs, HistBuckets, DefaultSpinThreshold)
+	if DefaultHaltTimeout != time.Second || MaxVCPUs != 4096 || DefaultSpinThreshold != 1<<15 {
+		t.Fatalf("DefaultHaltTimeout %v, MaxVCPUs %d, DefaultSpinThreshold %d",
+			DefaultHaltTimeout, MaxVCPUs, DefaultSpinThreshold)
 	}
 }

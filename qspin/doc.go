@@ -54,7 +54,7 @@
 // SpinThreshold and SpinDuration tune how long a PV waiter spins before it
 // halts; turning pvlock.Policy.PVSpin off stops every PV lock from halting,
 // like the kernel's nopvspin. Lock events are counted per mode in
-// pvlock.LockStats (see Stats and the event name constants), with the
+// lockstat.Stats (see Stats and the event name constants), with the
 // kernel's lock_events names.
 //
 // This package holds the queued-lock protocol, its word layout, nodes and

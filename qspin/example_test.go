@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/qspin"
 )
 
@@ -56,7 +56,7 @@ func ExampleName() {
 		orders.Lock()
 		orders.Unlock()
 	}
-	for _, s := range pvlock.AllLockStats() {
+	for _, s := range lockstat.All() {
 		if s.Kind() == "qspin" && s.Mode() == "pv" && s.Name() == "orders" {
 			fmt.Println(s.Name(), s.Snapshot().Events[qspin.Acquisitions])
 		}

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Lock is a queued spinlock. The zero value is an unlocked PV lock with
@@ -27,7 +28,7 @@ type Lock struct {
 	// lockcore.Gate): the others wait outside, with no node queued.
 	gate       lockcore.Gate
 	unrestrict bool            // NoRestriction: every waiter enters
-	named      *lockcore.Named // Name: the statistics of the lock's name, one per mode
+	named      *lockstat.Named // Name: the statistics of the lock's name, one per mode
 }
 
 // spinner starts a PV spin phase: a lock with stealing spins briefly, its

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -406,7 +407,7 @@ func TestStatsOff(t *testing.T) {
 }
 
 func TestWakeLatency(t *testing.T) {
-	s := pvlock.Snapshot{Events: map[string]uint64{PVKickWake: 4, PVLatencyWake: 4000}}
+	s := lockstat.Snapshot{Events: map[string]uint64{PVKickWake: 4, PVLatencyWake: 4000}}
 	if got := WakeLatency(s); got != time.Microsecond {
 		t.Fatalf("WakeLatency = %v, want 1µs", got)
 	}

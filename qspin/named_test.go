@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // TestNameCountsApart: a named lock counts in its name's statistics, of
@@ -27,7 +27,7 @@ func TestNameCountsApart(t *testing.T) {
 			}
 			return New(Name(name))
 		},
-		Unnamed:  func(m string) *pvlock.LockStats { return Stats(mode(m)) },
+		Unnamed:  func(m string) *lockstat.Stats { return Stats(mode(m)) },
 		Name:     func(name string) { Name(name) },
 		Batch:    2048,
 		Acquired: Acquisitions,

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Option configures a Lock made by New.
@@ -36,7 +37,7 @@ func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDur
 // those of the locks of its kind and mode with that name, apart from the
 // unnamed locks' (Stats), and the Prometheus metrics label them name=name.
 // Locks that share a name share the statistics. Names come from a small
-// fixed set: at most pvlock.MaxLockNames (64) names per lock kind have
+// fixed set: at most lockstat.MaxLockNames (64) names per lock kind have
 // statistics of their own, and a lock named after that counts with the
 // unnamed ones (pvlock.LockNameOverflows counts it). The empty name is no
 // name. Name panics if name is not valid UTF-8, which no metric label may
@@ -45,7 +46,7 @@ func Name(name string) Option {
 	if !utf8.ValidString(name) {
 		panic(fmt.Sprintf("%s: lock name %q is not valid UTF-8", "qspin", name))
 	}
-	return func(l *Lock) { l.named = lockcore.NameStats(modeStats[:], name) }
+	return func(l *Lock) { l.named = lockstat.NameStats(modeStats[:], name) }
 }
 
 // NoRestriction turns the lock's concurrency restriction off: every waiter

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // RWLock is a queued reader-writer lock, the kernel's qrwlock
@@ -67,7 +68,7 @@ type RWLock struct {
 	// at once (the kernel's wait_lock). Its options are the RWLock's.
 	wait Lock
 	// named is the statistics of the lock's name (Name), one per mode.
-	named *lockcore.Named
+	named *lockstat.Named
 }
 
 // The count word, the kernel's qrwlock cnts in whole-word form:
@@ -189,7 +190,7 @@ func (l *RWLock) init(opts []Option) {
 	if l.wait.named != nil {
 		// Name: the wait lock counts under the name, and so do the
 		// reader-writer lock's own events.
-		l.named = lockcore.NameStats(rwModeStats[:], l.wait.named.Mode(0).Name())
+		l.named = lockstat.NameStats(rwModeStats[:], l.wait.named.Mode(0).Name())
 	}
 }
 

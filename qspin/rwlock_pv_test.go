@@ -128,16 +128,16 @@ func testRWSleepBehindWriter(t *testing.T, l *RWLock) {
 	wrote, read := make(chan struct{}), make(chan struct{})
 	go func() {
 		l.Lock()
-		close(wrote)
 		l.Unlock()
+		close(wrote)
 	}()
 	testkit.WaitFor(t, "the writer head to halt", func() bool {
 		return rwHeads.Lookup(keyOf(l), 0)
 	})
 	go func() {
 		l.RLock()
-		close(read)
 		l.RUnlock()
+		close(read)
 	}()
 	testkit.WaitFor(t, "the reader to wait outside the gate", func() bool {
 		return l.wait.gate.Passive() == 1

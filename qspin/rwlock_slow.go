@@ -3,6 +3,7 @@ package qspin
 import (
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // rwHeads holds the halted queue heads of every RWLock, keyed by the lock
@@ -218,7 +219,7 @@ func (l *RWLock) unlockSlow() {
 //go:noinline
 func (l *RWLock) flushReads() {
 	if lockcore.CountFast.Load() {
-		l.stats().AddHint(lockcore.StripeHint(), evReadAcquisitions, batch)
+		l.stats().AddHint(lockstat.StripeHint(), evReadAcquisitions, batch)
 	}
 }
 

@@ -2,10 +2,10 @@ package qspin
 
 import (
 	"github.com/pvlock/pvlock/internal/lockcore"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
-// KindRWLock is the kind label of the RWLock statistics (pvlock.LockStats
+// KindRWLock is the kind label of the RWLock statistics (lockstat.Stats
 // Kind, the lock label of the Prometheus metrics).
 const KindRWLock = lockcore.KindRWLock
 
@@ -74,10 +74,10 @@ var _ = [1]struct{}{}[len(rwEventNames)-numRWEvents]
 var rwHaltEvents = lockcore.HaltEvents{Timeouts: evRWHaltTimeouts, LostWakeups: evRWLostWakeups}
 
 var rwModeStats = [...]*lockcore.Stats{
-	ModePV:        lockcore.NewStats(KindRWLock, ModePV.String(), rwEventNames),
-	ModePVNoSteal: lockcore.NewStats(KindRWLock, ModePVNoSteal.String(), rwEventNames),
-	ModeNative:    lockcore.NewStats(KindRWLock, ModeNative.String(), rwEventNames),
-	ModeTAS:       lockcore.NewStats(KindRWLock, ModeTAS.String(), rwEventNames),
+	ModePV:        lockstat.New(KindRWLock, ModePV.String(), rwEventNames),
+	ModePVNoSteal: lockstat.New(KindRWLock, ModePVNoSteal.String(), rwEventNames),
+	ModeNative:    lockstat.New(KindRWLock, ModeNative.String(), rwEventNames),
+	ModeTAS:       lockstat.New(KindRWLock, ModeTAS.String(), rwEventNames),
 }
 
 func (l *RWLock) stats() *lockcore.Stats {
@@ -97,9 +97,9 @@ func haltEvent(role int) int {
 
 // RWStats returns the statistics of all RWLocks of mode m, summed over
 // vCPUs (kind "qrwlock", mode m.String()). It panics on an unknown mode.
-// The queue heads' halt durations go to the LockStats blocked-time
+// The queue heads' halt durations go to the lockstat.Stats blocked-time
 // histogram. The waits in an RWLock's queue are those of its wait lock, a
 // Lock of the same mode, and are counted in Stats(m).
-func RWStats(m Mode) *pvlock.LockStats {
-	return (*pvlock.LockStats)(lockcore.ModeStats("qspin", rwModeStats[:], m))
+func RWStats(m Mode) *lockstat.Stats {
+	return (*lockstat.Stats)(lockcore.ModeStats("qspin", rwModeStats[:], m))
 }

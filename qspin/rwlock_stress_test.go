@@ -12,6 +12,7 @@ import (
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -76,7 +77,7 @@ func (d *rwTable) check(t *testing.T, what string) {
 // rwStressDelta checks the statistics of a stress run: every write was
 // counted once its batch was flushed, no halt of a queue head timed out
 // and none lost its wake-up, and the wait lock lost none either.
-func rwStressDelta(t *testing.T, l *RWLock, rw, wq pvlock.Snapshot) {
+func rwStressDelta(t *testing.T, l *RWLock, rw, wq lockstat.Snapshot) {
 	t.Helper()
 	t.Logf("reads %d writes %d slowpath r/w %d/%d halts r/w %d/%d kicks r/w %d/%d; wait lock: slowpath %d halts %d",
 		rw.Get(ReadAcquisitions), rw.Get(WriteAcquisitions), rw.Get(ReadSlowpath), rw.Get(WriteSlowpath),

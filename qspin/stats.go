@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Mode names a qspin variant; each has its own statistics.
@@ -153,10 +153,10 @@ const (
 )
 
 var modeStats = [...]*lockcore.Stats{
-	ModePV:        lockcore.NewStats(lockcore.KindQspin, ModePV.String(), eventNames),
-	ModePVNoSteal: lockcore.NewStats(lockcore.KindQspin, ModePVNoSteal.String(), eventNames),
-	ModeNative:    lockcore.NewStats(lockcore.KindQspin, ModeNative.String(), eventNames),
-	ModeTAS:       lockcore.NewStats(lockcore.KindTAS, lockcore.ModeNative, eventNames),
+	ModePV:        lockstat.New(lockcore.KindQspin, ModePV.String(), eventNames),
+	ModePVNoSteal: lockstat.New(lockcore.KindQspin, ModePVNoSteal.String(), eventNames),
+	ModeNative:    lockstat.New(lockcore.KindQspin, ModeNative.String(), eventNames),
+	ModeTAS:       lockstat.New(lockcore.KindTAS, lockcore.ModeNative, eventNames),
 }
 
 // stats returns the statistics the lock counts in: its name's, if New
@@ -170,15 +170,15 @@ func (l *Lock) stats() *lockcore.Stats {
 
 // Stats returns the statistics of all qspin locks of mode m, summed over
 // vCPUs (kind "qspin", mode m.String()). It panics on an unknown mode.
-// Halt durations go to the LockStats blocked-time histogram.
-func Stats(m Mode) *pvlock.LockStats {
-	return (*pvlock.LockStats)(lockcore.ModeStats("qspin", modeStats[:], m))
+// Halt durations go to the lockstat.Stats blocked-time histogram.
+func Stats(m Mode) *lockstat.Stats {
+	return (*lockstat.Stats)(lockcore.ModeStats("qspin", modeStats[:], m))
 }
 
 // WakeLatency returns the mean kick-to-wake-up latency recorded in a
 // snapshot of qspin statistics (PVLatencyWake / PVKickWake), or 0 if no
 // kicked halt was timed.
-func WakeLatency(s pvlock.Snapshot) time.Duration {
+func WakeLatency(s lockstat.Snapshot) time.Duration {
 	n := s.Get(PVKickWake)
 	if n == 0 {
 		return 0

@@ -10,6 +10,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -209,7 +210,7 @@ func dumpState(l *Lock) string {
 type stressResult struct {
 	total int64
 	per   []int64
-	delta pvlock.Snapshot
+	delta lockstat.Snapshot
 }
 
 // stressVCPUs runs vcpus pinned vCPUs on the host CPUs, all hammering l
@@ -315,7 +316,7 @@ func stressGoroutines(t *testing.T, l *Lock, goroutines, iters int) stressResult
 	return checkRun(t, l, &o, per, st.Snapshot().Sub(before))
 }
 
-func checkRun(t *testing.T, l *Lock, o *testkit.Oracle, per []int64, delta pvlock.Snapshot) stressResult {
+func checkRun(t *testing.T, l *Lock, o *testkit.Oracle, per []int64, delta lockstat.Snapshot) stressResult {
 	t.Helper()
 	var total int64
 	for _, n := range per {

@@ -27,7 +27,7 @@
 // New(Native()) gives the native variant; SpinThreshold and SpinDuration
 // tune how long a PV waiter spins before halting. Turning
 // pvlock.Policy.PVSpin off stops every PV lock from halting, like the
-// kernel's nopvspin. Lock events are counted per mode in pvlock.LockStats
+// kernel's nopvspin. Lock events are counted per mode in lockstat.Stats
 // (see Stats and the event name constants), with the names of the kernel's
 // PV ticketlock debugfs counters.
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 const (
@@ -37,7 +38,7 @@ type Lock struct {
 	// lockcore.Gate): the others wait outside without one.
 	gate       lockcore.Gate
 	unrestrict bool            // NoRestriction: every waiter takes a ticket
-	named      *lockcore.Named // Name: the statistics of the lock's name, one per mode
+	named      *lockstat.Named // Name: the statistics of the lock's name, one per mode
 }
 
 // inc returns the ticket step and the mask that strips the flag. Both are

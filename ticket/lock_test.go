@@ -15,6 +15,7 @@ import (
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -39,7 +40,7 @@ var variants = []variant{
 
 // checkClean fails the test if the PV slow path lost a wake-up or a halt
 // ran into the watchdog while the stress ran.
-func checkClean(t *testing.T, before pvlock.Snapshot) pvlock.Snapshot {
+func checkClean(t *testing.T, before lockstat.Snapshot) lockstat.Snapshot {
 	t.Helper()
 	d := Stats(ModePV).Snapshot().Sub(before)
 	if d.Get(HaltTimeouts) != 0 || d.Get(LostWakeups) != 0 {

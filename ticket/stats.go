@@ -2,7 +2,7 @@ package ticket
 
 import (
 	"github.com/pvlock/pvlock/internal/lockcore"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Mode names a ticket lock variant; each has its own statistics.
@@ -79,8 +79,8 @@ const (
 )
 
 var modeStats = [...]*lockcore.Stats{
-	ModePV:     lockcore.NewStats(lockcore.KindTicket, ModePV.String(), eventNames),
-	ModeNative: lockcore.NewStats(lockcore.KindTicket, ModeNative.String(), eventNames),
+	ModePV:     lockstat.New(lockcore.KindTicket, ModePV.String(), eventNames),
+	ModeNative: lockstat.New(lockcore.KindTicket, ModeNative.String(), eventNames),
 }
 
 // stats returns the statistics the lock counts in: its name's, if New
@@ -94,7 +94,7 @@ func (l *Lock) stats() *lockcore.Stats {
 
 // Stats returns the statistics of all ticket locks of mode m, summed over
 // vCPUs (kind "ticket", mode m.String()). It panics on an unknown mode.
-// Halt durations go to the LockStats blocked-time histogram.
-func Stats(m Mode) *pvlock.LockStats {
-	return (*pvlock.LockStats)(lockcore.ModeStats("ticket", modeStats[:], m))
+// Halt durations go to the lockstat.Stats blocked-time histogram.
+func Stats(m Mode) *lockstat.Stats {
+	return (*lockstat.Stats)(lockcore.ModeStats("ticket", modeStats[:], m))
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // PLEYield is a native ticket lock whose waiters emulate the hardware's
@@ -45,11 +45,11 @@ const (
 	pleYields
 )
 
-var pleStats = lockcore.NewStats("ple-yield", "native", []string{"acquired_fast", "acquired_slow", "yields"})
+var pleStats = lockstat.New("ple-yield", "native", []string{"acquired_fast", "acquired_slow", "yields"})
 
 // PLEYieldStats returns the statistics of all PLEYield locks: acquisitions
 // with and without waiting, and yields (emulated pause-loop exits).
-func PLEYieldStats() *pvlock.LockStats { return (*pvlock.LockStats)(pleStats) }
+func PLEYieldStats() *lockstat.Stats { return (*lockstat.Stats)(pleStats) }
 
 // Lock takes a ticket and waits for it, yielding the CPU after every
 // window of polls.

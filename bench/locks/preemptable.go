@@ -6,7 +6,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // PreemptableTicket is Ouyang and Lange's preemptable ticket spinlock
@@ -55,13 +55,13 @@ const (
 	ptTimeouts               // the budget ran out: left the line early
 )
 
-var ptStats = lockcore.NewStats("preemptable-ticket", "native",
+var ptStats = lockstat.New("preemptable-ticket", "native",
 	[]string{"acquired_fast", "acquired_ordered", "timeouts"})
 
 // PreemptableTicketStats returns the statistics of all PreemptableTicket
 // locks: acquisitions on arrival, after an ordered wait, and waits that
 // timed out into the unordered phase.
-func PreemptableTicketStats() *pvlock.LockStats { return (*pvlock.LockStats)(ptStats) }
+func PreemptableTicketStats() *lockstat.Stats { return (*lockstat.Stats)(ptStats) }
 
 // Lock acquires the lock.
 func (l *PreemptableTicket) Lock() {

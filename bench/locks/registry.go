@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 )
@@ -178,7 +178,7 @@ const (
 // StatsCounters returns a Kind.Stats function reading the halt_timeouts
 // and lost_wakeups events of s. It panics if s lacks either event, so a
 // mistaken registration fails at start-up.
-func StatsCounters(s *pvlock.LockStats) func() (timeouts, lostWakeups uint64) {
+func StatsCounters(s *lockstat.Stats) func() (timeouts, lostWakeups uint64) {
 	snap := s.Snapshot()
 	snap.Get(HaltTimeouts)
 	snap.Get(LostWakeups)
@@ -194,7 +194,7 @@ const Unrestricted = "-unrestricted"
 
 // PassiveCounter returns a Kind.Passive function reading the
 // passive_waits event of s.
-func PassiveCounter(s *pvlock.LockStats) func() uint64 {
+func PassiveCounter(s *lockstat.Stats) func() uint64 {
 	return func() uint64 { return s.Snapshot().Get(PassiveWaits) }
 }
 
@@ -235,7 +235,7 @@ func init() {
 		name string
 		new  func() sync.Locker
 		fix  func(n uint32) sync.Locker
-		s    *pvlock.LockStats
+		s    *lockstat.Stats
 	}{
 		{"pv-ticket", func() sync.Locker { return ticket.New(ticket.NoRestriction()) },
 			func(n uint32) sync.Locker { return ticket.New(ticket.NoRestriction(), ticket.SpinThreshold(n)) }, ticket.Stats(ticket.ModePV)},

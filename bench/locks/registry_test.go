@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 func TestRegistry(t *testing.T) {
@@ -42,7 +41,7 @@ func TestRegistry(t *testing.T) {
 		func() { Register(Kind{Name: "pv-ticket", New: mutex}) },
 		func() { Register(Kind{New: mutex}) },
 		func() { Register(Kind{Name: "x"}) },
-		func() { StatsCounters((*pvlock.LockStats)(lockcore.NewStats("locks-test", "none", []string{"a"}))) },
+		func() { StatsCounters(lockstat.New("locks-test", "none", []string{"a"})) },
 	} {
 		func() {
 			defer func() {

@@ -4,6 +4,8 @@ import (
 	"runtime/pprof"
 	"testing"
 	"time"
+
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 func TestContentionOffIsZeroWait(t *testing.T) {
@@ -60,7 +62,7 @@ func TestContentionUnitsAndReservoir(t *testing.T) {
 // and the detector off: ContentionStart and a deferred ContentionEnd.
 func BenchmarkContentionOff(b *testing.B) {
 	var x int
-	st := NewStats("benchoff", "pv", nil)
+	st := lockstat.New("benchoff", "pv", nil)
 	for b.Loop() {
 		func() {
 			defer ContentionEnd(ContentionStart(&x, st))

@@ -13,7 +13,7 @@
 //   - Halt: a halt under the watchdog, recorded in the lock's statistics.
 //   - YieldTo: the directed yield of an unlocker that kicked a sleeper.
 //   - Stats: per-vCPU event counters, written by the locks and read through
-//     pvlock.LockStats (a conversion of the same type).
+//     lockstat.Stats (a conversion of the same type).
 //   - The event names, kinds and mode labels, each defined once here, and
 //     Label and ModeStats, each lock package's Mode.String and Stats.
 //

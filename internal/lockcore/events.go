@@ -2,7 +2,7 @@ package lockcore
 
 import "fmt"
 
-// Lock kinds and modes: the labels of a Stats (pvlock.LockStats.Kind and
+// Lock kinds and modes: the labels of a Stats (lockstat.Stats.Kind and
 // Mode, the lock and mode labels of the Prometheus metrics).
 const (
 	KindTicket = "ticket"

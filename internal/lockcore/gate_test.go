@@ -9,6 +9,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // gateLock is the smallest lock with a gate: a test-and-set word whose
@@ -20,7 +21,7 @@ type gateLock struct {
 }
 
 var (
-	gateTestStats  = NewStats("gatetest", "pv", WithGateEvents([]string{Halts, HaltTimeouts, LostWakeups}))
+	gateTestStats  = lockstat.New("gatetest", "pv", WithGateEvents([]string{Halts, HaltTimeouts, LostWakeups}))
 	gateTestEvents = GateEventsAt(3, HaltEvents{Timeouts: 1, LostWakeups: 2})
 )
 

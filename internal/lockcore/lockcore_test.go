@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 func TestSpinCalibration(t *testing.T) {
@@ -49,7 +50,7 @@ func TestHaltLateKickIsNotLost(t *testing.T) {
 		{"no kick", false, kick.TimedOut, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := NewStats("test", "test", []string{"timeouts", "lost"})
+			st := lockstat.New("test", "test", []string{"timeouts", "lost"})
 			for _, b := range []kick.Backend{kick.Futex, kick.Park} {
 				st.Reset()
 				w := kick.NewWaiter(b)

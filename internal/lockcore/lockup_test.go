@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 func TestParseGoid(t *testing.T) {
@@ -29,7 +30,7 @@ func TestHaltReportsLockup(t *testing.T) {
 	defer SetLockupHook(nil)
 	SetLockupThreshold(threshold)
 	defer SetLockupThreshold(0)
-	st := NewStats("lockuptest", "pv", []string{"timeouts", "lost"})
+	st := lockstat.New("lockuptest", "pv", []string{"timeouts", "lost"})
 	var lock int
 	w := ContentionStart(&lock, st)
 	if w.rec == nil || w.start == 0 {

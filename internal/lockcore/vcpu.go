@@ -4,12 +4,13 @@ import (
 	"sync/atomic"
 
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // MaxVCPUs is the largest number of vCPUs that may exist at once across
 // all VMs (pvlock.MaxVCPUs): it bounds the per-vCPU slots of Stats and the
 // vCPU field of the queued lock's tail.
-const MaxVCPUs = 4096
+const MaxVCPUs = lockstat.Slots
 
 // VCPU is the part of a pvlock vCPU that lock waiters use: its adaptive
 // sibling spin window and its poll of cross-vCPU calls. A pvlock.VCPU holds

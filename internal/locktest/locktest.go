@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -166,7 +167,7 @@ type NamedLocks struct {
 	Pkg      string // the package name, the prefix of its panics
 	Modes    []string
 	New      func(name, mode string) sync.Locker
-	Unnamed  func(mode string) *pvlock.LockStats
+	Unnamed  func(mode string) *lockstat.Stats
 	Name     func(name string) // the package's Name option, made and dropped
 	Batch    int               // acquisitions counted at a time (the larger of the modes')
 	Acquired string            // the acquisitions event
@@ -189,8 +190,8 @@ func CheckNamedLocks(t *testing.T, c NamedLocks) {
 			b.Lock()
 			b.Unlock()
 		}
-		var named *pvlock.LockStats
-		for _, s := range pvlock.AllLockStats() {
+		var named *lockstat.Stats
+		for _, s := range lockstat.All() {
 			if s.Name() == name && s.Mode() == mode && s.Kind() == c.Unnamed(mode).Kind() {
 				named = s
 			}

@@ -116,7 +116,7 @@ func statsOverhead(b *testing.B, cs, local int) {
 	b.ReportMetric(float64(len(ratios)), "pairs")
 }
 
-// BenchmarkCollect measures one collection of every LockStats and the
+// BenchmarkCollect measures one collection of every lockstat.Stats and the
 // vCPUs of a stopped VM with one vCPU per host CPU (a running vCPU adds a
 // read of its schedstat file).
 func BenchmarkCollect(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -146,7 +147,7 @@ var (
 		nil, nil)
 
 	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
-		"Locks given a name after pvlock.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
+		"Locks given a name after lockstat.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
 		nil, nil)
 
 	vcpuLabels    = []string{"vm", "vcpu"}
@@ -189,21 +190,21 @@ var (
 
 // minBucketExp is the exponent of the smallest histogram bound (2^10 ns,
 // about 1 µs): a halt is a futex sleep and never shorter, so the finer
-// buckets of LockStats are folded into it.
+// buckets of lockstat.Stats are folded into it.
 const minBucketExp = 10
 
 // Options configure a Collector.
 type Options struct {
 	// Stats lists the lock statistics to export; nil means
-	// pvlock.AllLockStats, which includes every lock kind created later.
-	Stats func() []*pvlock.LockStats
+	// lockstat.All, which includes every lock kind created later.
+	Stats func() []*lockstat.Stats
 }
 
 // Collector is a prometheus.Collector for pvlock statistics. It holds no
 // counters of its own: every Collect reads the current lock statistics and
 // vCPU counters. Its methods are safe for concurrent use.
 type Collector struct {
-	stats func() []*pvlock.LockStats
+	stats func() []*lockstat.Stats
 
 	mu  sync.Mutex
 	vms []*pvlock.VM
@@ -214,7 +215,7 @@ type Collector struct {
 func NewCollector(opts Options) *Collector {
 	c := &Collector{stats: opts.Stats}
 	if c.stats == nil {
-		c.stats = pvlock.AllLockStats
+		c.stats = lockstat.All
 	}
 	return c
 }
@@ -274,7 +275,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectBuildInfo(ch)
 	ch <- prometheus.MustNewConstMetric(lockupsDesc, prometheus.CounterValue, float64(pvlock.LockupsSuspected()))
-	if n := pvlock.LockNameOverflows(); n > 0 {
+	if n := lockstat.NameOverflows(); n > 0 {
 		ch <- prometheus.MustNewConstMetric(nameOverflowsDesc, prometheus.CounterValue, float64(n))
 	}
 	for _, s := range c.stats() {
@@ -293,7 +294,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 // inUse reports whether a lock kind and mode has counted anything: one
 // whose counters are all zero (a mode no lock of the program uses) exports
 // no series at all.
-func inUse(snap pvlock.Snapshot) bool {
+func inUse(snap lockstat.Snapshot) bool {
 	if snap.BlockedNanos != 0 {
 		return true
 	}
@@ -311,7 +312,7 @@ func inUse(snap pvlock.Snapshot) bool {
 }
 
 // collectLock sends the metrics of one lock kind and mode.
-func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
+func collectLock(ch chan<- prometheus.Metric, snap lockstat.Snapshot) {
 	used := make(map[string]bool, len(snap.Events))
 	for _, m := range lockMetrics {
 		sum, ok := m.value(snap.Events, used)
@@ -345,7 +346,7 @@ func collectLock(ch chan<- prometheus.Metric, snap pvlock.Snapshot) {
 
 // collectRoles sends the reader-writer lock's counts by role, for a lock
 // whose statistics have them, and marks those events used.
-func collectRoles(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used map[string]bool) {
+func collectRoles(ch chan<- prometheus.Metric, snap lockstat.Snapshot, used map[string]bool) {
 	for _, m := range rwMetrics {
 		for _, r := range []struct{ ev, role string }{{m.reader, "reader"}, {m.write, "writer"}} {
 			if n, ok := snap.Events[r.ev]; ok {
@@ -359,7 +360,7 @@ func collectRoles(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used map[st
 // collectAdmissions sends the admissions by cause and the passive
 // waiters gauge of a lock whose statistics have the gate's events, and
 // marks those events used.
-func collectAdmissions(ch chan<- prometheus.Metric, snap pvlock.Snapshot, used map[string]bool) {
+func collectAdmissions(ch chan<- prometheus.Metric, snap lockstat.Snapshot, used map[string]bool) {
 	waits, ok := snap.Events[lockcore.PassiveWaits]
 	if !ok {
 		return
@@ -403,15 +404,15 @@ func (m lockMetric) value(events map[string]uint64, used map[string]bool) (sum u
 	return sum, ok
 }
 
-// haltHistogram turns a LockStats log2 histogram (bucket i counts halts of
+// haltHistogram turns a lockstat.Stats log2 histogram (bucket i counts halts of
 // [2^(i-1), 2^i) ns) into Prometheus cumulative buckets keyed by their upper
-// bound in seconds. The last LockStats bucket has no upper bound and is
+// bound in seconds. The last lockstat.Stats bucket has no upper bound and is
 // counted only in +Inf (the count).
-func haltHistogram(snap pvlock.Snapshot) (count uint64, sum float64, buckets map[float64]uint64) {
-	buckets = make(map[float64]uint64, pvlock.HistBuckets-minBucketExp)
+func haltHistogram(snap lockstat.Snapshot) (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, lockstat.HistBuckets-minBucketExp)
 	for i, n := range snap.Blocked {
 		count += n
-		if i >= minBucketExp && i < pvlock.HistBuckets-1 {
+		if i >= minBucketExp && i < lockstat.HistBuckets-1 {
 			buckets[float64(uint64(1)<<i)/1e9] = count
 		}
 	}

@@ -9,8 +9,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
@@ -34,26 +34,26 @@ var (
 	}
 	tasEvents = []string{"acquisitions", "spins_wasted"}
 
-	ticketTest = (*pvlock.LockStats)(lockcore.NewStats("ticket", "metricstest", ticketEvents))
-	qspinTest  = (*pvlock.LockStats)(lockcore.NewStats("qspin", "metricstest", qspinEvents))
-	tasTest    = (*pvlock.LockStats)(lockcore.NewStats("tas", "metricstest", tasEvents))
+	ticketTest = lockstat.New("ticket", "metricstest", ticketEvents)
+	qspinTest  = lockstat.New("qspin", "metricstest", qspinEvents)
+	tasTest    = lockstat.New("tas", "metricstest", tasEvents)
 )
 
 // set makes the events of s equal to counts, spreading each count over a
 // few slots (vCPUs and the shared stripes) so that summing is exercised.
-func set(s *pvlock.LockStats, counts map[string]uint64) {
+func set(s *lockstat.Stats, counts map[string]uint64) {
 	s.Reset()
 	slots := []int{0, 1, pvlock.MaxVCPUs - 1, -1}
-	for i, ev := range (*lockcore.Stats)(s).Events() {
+	for i, ev := range s.Events() {
 		n := counts[ev]
 		for j := uint64(0); j < n; j++ {
-			(*lockcore.Stats)(s).Inc(slots[(i+int(j))%len(slots)], i)
+			s.Inc(slots[(i+int(j))%len(slots)], i)
 		}
 	}
 }
 
-func only(stats ...*pvlock.LockStats) Options {
-	return Options{Stats: func() []*pvlock.LockStats { return stats }}
+func only(stats ...*lockstat.Stats) Options {
+	return Options{Stats: func() []*lockstat.Stats { return stats }}
 }
 
 // TestTicketMetrics checks every metric of a ticket-style lock, including
@@ -66,7 +66,7 @@ func TestTicketMetrics(t *testing.T) {
 	// 5 ns folds into the first bucket; 1 ms (2^20 ns) is the lower edge of
 	// [2^20, 2^21); 2 s is beyond the last bound and only counts in +Inf.
 	for i, ns := range []uint64{5, 1500, 3000, 1 << 20, 2e9} {
-		(*lockcore.Stats)(ticketTest).ObserveBlocked(i-1, ns)
+		ticketTest.ObserveBlocked(i-1, ns)
 	}
 	const want = `
 # HELP pvlock_acquisitions_total Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.
@@ -218,7 +218,7 @@ func exposition(samples ...string) string {
 // that every lock kind and mode in use gets its histogram.
 func TestRealLocksFullyMapped(t *testing.T) {
 	pv, native := ticket.Stats(ticket.ModePV), ticket.Stats(ticket.ModeNative)
-	for _, s := range []*pvlock.LockStats{pv, native} {
+	for _, s := range []*lockstat.Stats{pv, native} {
 		set(s, map[string]uint64{ticket.Halts: 1})
 	}
 	defer pv.Reset()
@@ -231,13 +231,13 @@ func TestRealLocksFullyMapped(t *testing.T) {
 		t.Fatalf("%d pickup series for the two ticket modes, want 2", n)
 	}
 	used := 0
-	for _, s := range pvlock.AllLockStats() {
+	for _, s := range lockstat.All() {
 		if inUse(s.Snapshot()) {
 			used++
 		}
 	}
 	if n := testutil.CollectAndCount(NewCollector(Options{}), "pvlock_halt_duration_seconds"); n != used {
-		t.Fatalf("%d halt histograms for %d LockStats in use", n, used)
+		t.Fatalf("%d halt histograms for %d lockstat.Stats in use", n, used)
 	}
 	// The qspin lock's own event table: its nanosecond sums have metrics
 	// of their own, in seconds.
@@ -291,7 +291,7 @@ func TestUnusedModesExportNothing(t *testing.T) {
 	if n := testutil.CollectAndCount(c); n != 2 { // pvlock_build_info and pvlock_lockups_suspected_total only
 		t.Fatalf("two unused lock modes export %d series besides the build info and the lockup count", n-2)
 	}
-	(*lockcore.Stats)(qspinTest).ObserveBlocked(0, 1500)
+	qspinTest.ObserveBlocked(0, 1500)
 	mfs := gather(t, c)
 	for _, name := range []string{"pvlock_halts_total", "pvlock_lost_wakeups_total", "pvlock_halt_duration_seconds"} {
 		mf := mfs[name]

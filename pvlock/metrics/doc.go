@@ -1,6 +1,6 @@
 // Package metrics exports pvlock's halt/kick statistics to Prometheus.
 //
-// Locks count their events in pvlock.LockStats (padded per-vCPU counters)
+// Locks count their events in lockstat.Stats (padded per-vCPU counters)
 // and vCPUs count their halts and kicks in their kick.Waiter. Nothing on a
 // lock path calls client_golang: a Collector reads those counters when
 // Prometheus scrapes and sends them as constant metrics. Importing this
@@ -18,13 +18,13 @@
 //
 // # Lock metrics
 //
-// Every LockStats in pvlock.AllLockStats (one per lock kind and mode, for
+// Every Stats in lockstat.All (one per lock kind and mode, for
 // example the PV ticket lock) that has counted anything yields one series
 // per metric below, with the labels lock (the kind: "ticket", "qspin",
 // "tas", ...), mode ("pv", "pv-nosteal" for a PV qspin lock without
 // lock stealing, or "native") and name: the name of the locks counted
 // (ticket.Name, qspin.Name), or "" for the locks without one, which count
-// together. At most pvlock.MaxLockNames names per kind have series of
+// together. At most lockstat.MaxLockNames names per kind have series of
 // their own; pvlock_lock_name_overflows_total, exported once it is not
 // zero, counts the locks named beyond them, which count as unnamed. A kind
 // and mode whose counters are all
@@ -163,7 +163,7 @@
 //
 // Counting costs the locks one uncontended atomic add per event.
 // Turning pvlock.Policy.Stats off stops the per-acquisition counts; the slow-path
-// counts are always kept. A scrape sums each LockStats over all vCPU slots
+// counts are always kept. A scrape sums each lockstat.Stats over all vCPU slots
 // (a few microseconds) and reads /proc/self/task/<tid>/schedstat once per
 // running vCPU for its steal time.
 package metrics

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock/metrics"
 	"github.com/pvlock/pvlock/ticket"
 )
@@ -23,7 +23,7 @@ func ExampleCollector() {
 	}
 
 	c := metrics.NewCollector(metrics.Options{
-		Stats: func() []*pvlock.LockStats { return []*pvlock.LockStats{stats} },
+		Stats: func() []*lockstat.Stats { return []*lockstat.Stats{stats} },
 	})
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)

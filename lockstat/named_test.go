@@ -1,4 +1,4 @@
-package lockcore
+package lockstat
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // unnamed locks and as an overflow.
 func TestNameStats(t *testing.T) {
 	events := []string{"a", "b"}
-	base := []*Stats{NewStats("nametest", "pv", events), NewStats("nametest", "native", events)}
+	base := []*Stats{New("nametest", "pv", events), New("nametest", "native", events)}
 	if NameStats(base, "") != nil {
 		t.Fatal("the empty name has statistics of its own")
 	}
@@ -46,7 +46,7 @@ func TestNameStats(t *testing.T) {
 	}
 
 	// Another kind's names do not count against this kind's bound.
-	other := []*Stats{NewStats("nametest-other", "pv", events)}
+	other := []*Stats{New("nametest-other", "pv", events)}
 	if NameStats(other, "orders") == nil {
 		t.Fatal("a name of another kind was refused")
 	}
