@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/pvlock"
 	"go.uber.org/goleak"
 )
@@ -172,7 +173,7 @@ func benchOne(b *testing.B, wl Workload, lk locks.Kind, oc float64) {
 		}
 	}
 	after := vcpuCounters(vms)
-	var lat latencyHist
+	var lat latency.Hist
 	m.mergeInto(&lat)
 	n := float64(b.N)
 	b.ReportMetric(n/elapsed.Seconds(), "ops/s")
@@ -181,7 +182,7 @@ func benchOne(b *testing.B, wl Workload, lk locks.Kind, oc float64) {
 	}
 	b.ReportMetric(float64(after.halts-before.halts)/n, "halts/op")
 	b.ReportMetric(float64(after.kicks-before.kicks)/n, "kicks/op")
-	b.ReportMetric(float64(lat.quantile(0.99)), "p99-ns")
+	b.ReportMetric(float64(lat.Quantile(0.99)), "p99-ns")
 }
 
 // BenchmarkLockloop: lockloop on every lock at 1x, 2x and 4x.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -175,7 +176,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		units, halts, kicks float64
 		fairSum, jainSum    float64
 		steal, vcpuTime     time.Duration
-		lat                 latencyHist
+		lat                 latency.Hist
 		before              = vcpuCounters(vms)
 		passive             = func() uint64 { return 0 }
 	)
@@ -200,7 +201,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		counts := res.fairnessCounts()
 		fairSum += MaxMin(counts)
 		jainSum += Jain(counts)
-		lat.merge(&res.lat)
+		lat.Merge(&res.lat)
 		return nil
 	})
 	if err != nil {
@@ -226,7 +227,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	}
 	row.Fairness = fairSum / float64(spec.Runs)
 	row.Jain = jainSum / float64(spec.Runs)
-	row.LatP50, row.LatP99, row.LatMax = lat.quantile(0.50), lat.quantile(0.99), lat.max
+	row.LatP50, row.LatP99, row.LatMax = lat.Quantile(0.50), lat.Quantile(0.99), lat.Max()
 	return row, nil
 }
 
@@ -279,7 +280,7 @@ type runResult struct {
 	units   uint64   // work done, in the workload's unit
 	elapsed time.Duration
 	steal   time.Duration
-	lat     latencyHist
+	lat     latency.Hist
 }
 
 // fairnessCounts returns the per-vCPU counts fairness is judged on: lock

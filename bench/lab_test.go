@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"math"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -288,39 +288,6 @@ func TestUndercommit(t *testing.T) {
 	}
 }
 
-func TestHistogram(t *testing.T) {
-	for i := 0; i < histLen-1; i++ {
-		u := histUpper(i)
-		if histIndex(u) != i || histIndex(u+1) != i+1 {
-			t.Fatalf("bucket %d ends at %d: index %d, next %d", i, u, histIndex(u), histIndex(u+1))
-		}
-	}
-	if histIndex(math.MaxUint64) != histLen-1 {
-		t.Fatalf("MaxUint64 in bucket %d of %d", histIndex(math.MaxUint64), histLen)
-	}
-	var h latencyHist
-	if h.quantile(0.5) != 0 {
-		t.Fatal("empty histogram has a median")
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	xs := make([]uint64, 20000)
-	for i := range xs {
-		xs[i] = uint64(math.Exp(r.NormFloat64()*2 + 8)) // log-normal around 3µs
-		h.record(xs[i])
-	}
-	slices.Sort(xs)
-	for _, q := range []float64{0.5, 0.9, 0.99} {
-		exact := float64(xs[int(math.Ceil(q*float64(len(xs))))-1])
-		got := float64(h.quantile(q))
-		if got < exact || got > exact*1.126 {
-			t.Errorf("q%.2f = %v, exact %v", q, got, exact)
-		}
-	}
-	if h.quantile(1) != xs[len(xs)-1] || h.max != xs[len(xs)-1] {
-		t.Errorf("max %d, q1 %d, want %d", h.max, h.quantile(1), xs[len(xs)-1])
-	}
-}
-
 func TestFairnessMeasures(t *testing.T) {
 	if j := Jain([]uint64{5, 5, 5, 5}); j != 1 {
 		t.Errorf("equal shares: %v", j)
@@ -367,11 +334,11 @@ func TestProbeCountsAndSamples(t *testing.T) {
 	if !slices.Equal(acq, []uint64{1000, 2000}) || plain != 3200 {
 		t.Fatalf("acquisitions %v plain %d", acq, plain)
 	}
-	var h latencyHist
+	var h latency.Hist
 	m.mergeInto(&h)
 	// 3000/16 attributed samples exactly; plain ones are random, 1 in 16.
-	if h.n < 3000/SampleEvery+50 || h.n > 3000/SampleEvery+400 {
-		t.Fatalf("%d samples", h.n)
+	if h.Count() < 3000/SampleEvery+50 || h.Count() > 3000/SampleEvery+400 {
+		t.Fatalf("%d samples", h.Count())
 	}
 	r := &runResult{acq: acq, plain: plain, ops: []uint64{1, 1}}
 	if !slices.Equal(r.fairnessCounts(), []uint64{1, 1}) {

@@ -2,11 +2,11 @@ package bench
 
 import (
 	"math"
-	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -29,7 +29,7 @@ type Probe struct {
 
 	// Written only while inner is held: acquisitions made with plain Lock.
 	plain     uint64
-	plainHist latencyHist
+	plainHist latency.Hist
 }
 
 // SampleEvery is the sampling period of acquisition latency: one Lock in
@@ -48,10 +48,10 @@ func (p *Probe) Lock() {
 
 // timedLock acquires the inner lock and records the wait in h (which the
 // lock guards, or only the calling vCPU writes).
-func (p *Probe) timedLock(h *latencyHist) {
+func (p *Probe) timedLock(h *latency.Hist) {
 	start := monoNow()
 	p.inner.Lock()
-	h.record(uint64(monoNow() - start))
+	h.Record(uint64(monoNow() - start))
 }
 
 // Unlock releases the lock.
@@ -100,7 +100,7 @@ type meter struct {
 type meterSlot struct {
 	tick uint32
 	acq  uint64
-	hist latencyHist
+	hist latency.Hist
 	_    [128]byte // keeps neighbouring vCPUs' hot words apart
 }
 
@@ -141,84 +141,15 @@ func (m *meter) acquisitions() (perVCPU []uint64, plain uint64) {
 }
 
 // mergeInto adds every latency sample of the run to h.
-func (m *meter) mergeInto(h *latencyHist) {
+func (m *meter) mergeInto(h *latency.Hist) {
 	for i := range m.slots {
-		h.merge(&m.slots[i].hist)
+		h.Merge(&m.slots[i].hist)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, p := range m.probes {
-		h.merge(&p.plainHist)
+		h.Merge(&p.plainHist)
 	}
-}
-
-// latencyHist is a log-linear histogram of nanoseconds: exact below 8ns,
-// then 8 buckets per power of two, so a reported percentile is within
-// 12.5% of the true value. It never allocates.
-type latencyHist struct {
-	counts [histLen]uint64
-	n      uint64
-	max    uint64
-}
-
-const (
-	histSubBits = 3
-	histSub     = 1 << histSubBits
-	histLen     = (64 - histSubBits + 1) * histSub
-)
-
-// histIndex returns the bucket of ns.
-func histIndex(ns uint64) int {
-	if ns < histSub {
-		return int(ns)
-	}
-	e := bits.Len64(ns) - 1 // ns is in [2^e, 2^(e+1)), e >= histSubBits
-	sub := (ns >> (e - histSubBits)) & (histSub - 1)
-	return (e-histSubBits+1)*histSub + int(sub)
-}
-
-// histUpper returns the largest value that falls into bucket i.
-func histUpper(i int) uint64 {
-	if i < histSub {
-		return uint64(i)
-	}
-	e := i/histSub + histSubBits - 1
-	sub := uint64(i % histSub)
-	lower := (histSub + sub) << (e - histSubBits)
-	return lower + (1 << (e - histSubBits)) - 1 // the top bucket ends at MaxUint64
-}
-
-func (h *latencyHist) record(ns uint64) {
-	h.counts[histIndex(ns)]++
-	h.n++
-	if ns > h.max {
-		h.max = ns
-	}
-}
-
-func (h *latencyHist) merge(o *latencyHist) {
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	h.n += o.n
-	h.max = max(h.max, o.max)
-}
-
-// quantile returns the q-quantile (0 < q <= 1) as the upper edge of its
-// bucket, capped by the largest sample; 0 when there are no samples.
-func (h *latencyHist) quantile(q float64) uint64 {
-	if h.n == 0 {
-		return 0
-	}
-	want := uint64(rank(q, int(h.n)))
-	var seen uint64
-	for i, c := range h.counts {
-		seen += c
-		if seen >= want {
-			return min(histUpper(i), h.max)
-		}
-	}
-	return h.max
 }
 
 // Jain returns Jain's fairness index of xs, (Σx)²/(n·Σx²): 1 when all

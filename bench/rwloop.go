@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pvlock/pvlock/bench/locks"
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -55,8 +56,8 @@ type rwLoopVCPU struct {
 	n             uint64 // operations so far; every writeEvery-th is a write
 	reads, writes uint64
 	tick          uint32 // read latency sampling
-	readHist      latencyHist
-	writeHist     latencyHist // every write's wait
+	readHist      latency.Hist
+	writeHist     latency.Hist // every write's wait
 	seed          uint64
 	violation     string // the first torn read this vCPU saw
 	violations    uint64
@@ -116,7 +117,7 @@ func (l *rwLoop) read(s *rwLoopVCPU) error {
 	}
 	l.lock.RLock()
 	if timed {
-		s.readHist.record(uint64(monoNow() - start))
+		s.readHist.Record(uint64(monoNow() - start))
 	}
 	g1 := l.table.gen[1]
 	var sum int64
@@ -143,7 +144,7 @@ func (l *rwLoop) read(s *rwLoopVCPU) error {
 func (l *rwLoop) write(s *rwLoopVCPU) {
 	start := monoNow()
 	l.lock.Lock()
-	s.writeHist.record(uint64(monoNow() - start))
+	s.writeHist.Record(uint64(monoNow() - start))
 	t := &l.table
 	t.gen[0]++
 	a, b := s.n%rwTableSlots, (s.n*7+3)%rwTableSlots
@@ -258,7 +259,7 @@ func MeasureRWLoop(ctx context.Context, spec RWLoopSpec) (RWLoopRow, error) {
 	var (
 		rates, readRates, writeRates []float64
 		readFair, writeFair          float64
-		readLat, writeLat            latencyHist
+		readLat, writeLat            latency.Hist
 	)
 	err = spec.eachRun(ctx, func(r int, d time.Duration) error {
 		p := spec.Params
@@ -278,8 +279,8 @@ func MeasureRWLoop(ctx context.Context, spec RWLoopSpec) (RWLoopRow, error) {
 			reads[i], writes[i] = s.reads, s.writes
 			row.Readers.Ops += s.reads
 			row.Writers.Ops += s.writes
-			readLat.merge(&s.readHist)
-			writeLat.merge(&s.writeHist)
+			readLat.Merge(&s.readHist)
+			writeLat.Merge(&s.writeHist)
 		}
 		sec := elapsed.Seconds()
 		nr, nw := sumOf(reads, func(x *uint64) uint64 { return *x }), sumOf(writes, func(x *uint64) uint64 { return *x })
@@ -300,9 +301,9 @@ func MeasureRWLoop(ctx context.Context, spec RWLoopSpec) (RWLoopRow, error) {
 	row.Writers.Fairness = writeFair / float64(spec.Runs)
 	for _, x := range []struct {
 		r *RoleRow
-		h *latencyHist
+		h *latency.Hist
 	}{{&row.Readers, &readLat}, {&row.Writers, &writeLat}} {
-		x.r.LatP50, x.r.LatP99, x.r.LatMax = x.h.quantile(0.50), x.h.quantile(0.99), x.h.max
+		x.r.LatP50, x.r.LatP99, x.r.LatMax = x.h.Quantile(0.50), x.h.Quantile(0.99), x.h.Max()
 	}
 	return row, nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/latency"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/pvlock"
 	"golang.org/x/sys/cpu"
@@ -29,7 +30,7 @@ type PB struct {
 	cache int64         // iterations claimed and not yet handed out
 	done  bool          // Next has reported false
 	tick  uint32        // Lock's sampling counter
-	hist  latencyHist   // sampled acquisitions
+	hist  latency.Hist  // sampled acquisitions
 	_     cpu.CacheLinePad
 }
 
@@ -81,7 +82,7 @@ func (pb *PB) Lock(l sync.Locker) {
 	}
 	start := time.Now()
 	l.Lock()
-	pb.hist.record(uint64(time.Since(start)))
+	pb.hist.Record(uint64(time.Since(start)))
 }
 
 // gateTimeout bounds a halt at the start gate, so that a vCPU waiting
@@ -204,14 +205,14 @@ func RunParallelConfig(b *testing.B, cfg pvlock.Config, body func(pb *PB)) {
 		}
 		b.ReportMetric(min(100*float64(stolen)/(float64(n)*float64(elapsed)), 100), "steal%")
 	}
-	var lat latencyHist
+	var lat latency.Hist
 	for _, pb := range pbs {
 		if pb != nil {
-			lat.merge(&pb.hist)
+			lat.Merge(&pb.hist)
 		}
 	}
-	if lat.n > 0 {
-		b.ReportMetric(float64(lat.quantile(0.99)), "p99-ns")
+	if lat.Count() > 0 {
+		b.ReportMetric(float64(lat.Quantile(0.99)), "p99-ns")
 	}
 }
 

@@ -1,14 +1,22 @@
-package pvtest
+// Package latency is the log-linear latency histogram of the lab and of
+// pvtest: exact below 8 ns, then 8 buckets per power of two, so that a
+// reported percentile is within 12.5% of the true value. Recording never
+// allocates.
+//
+//	var h latency.Hist
+//	h.Record(uint64(time.Since(start)))
+//	p99 := h.Quantile(0.99)
+package latency
 
 import (
 	"math"
 	"math/bits"
 )
 
-// latencyHist is a log-linear histogram of nanoseconds: exact below 8 ns,
-// then 8 buckets per power of two, so that a reported percentile is within
-// 12.5% of the true value. Recording never allocates.
-type latencyHist struct {
+// Hist is a histogram of durations in nanoseconds; the zero Hist is empty.
+// It is not safe for concurrent use: each recorder keeps its own and the
+// reader Merges them.
+type Hist struct {
 	counts [histLen]uint64
 	n      uint64
 	max    uint64
@@ -38,16 +46,18 @@ func histUpper(i int) uint64 {
 	e := i/histSub + histSubBits - 1
 	sub := uint64(i % histSub)
 	lower := (histSub + sub) << (e - histSubBits)
-	return lower + (1 << (e - histSubBits)) - 1
+	return lower + (1 << (e - histSubBits)) - 1 // the top bucket ends at MaxUint64
 }
 
-func (h *latencyHist) record(ns uint64) {
+// Record adds one sample of ns nanoseconds.
+func (h *Hist) Record(ns uint64) {
 	h.counts[histIndex(ns)]++
 	h.n++
 	h.max = max(h.max, ns)
 }
 
-func (h *latencyHist) merge(o *latencyHist) {
+// Merge adds the samples of o.
+func (h *Hist) Merge(o *Hist) {
 	for i, c := range o.counts {
 		h.counts[i] += c
 	}
@@ -55,9 +65,15 @@ func (h *latencyHist) merge(o *latencyHist) {
 	h.max = max(h.max, o.max)
 }
 
-// quantile returns the q-quantile (0 < q <= 1) by the nearest rank, as the
+// Count returns the number of samples.
+func (h *Hist) Count() uint64 { return h.n }
+
+// Max returns the largest sample, 0 without samples.
+func (h *Hist) Max() uint64 { return h.max }
+
+// Quantile returns the q-quantile (0 < q <= 1) by the nearest rank, as the
 // upper edge of its bucket capped by the largest sample; 0 without samples.
-func (h *latencyHist) quantile(q float64) uint64 {
+func (h *Hist) Quantile(q float64) uint64 {
 	if h.n == 0 {
 		return 0
 	}
