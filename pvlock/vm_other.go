@@ -3,10 +3,7 @@
 package pvlock
 
 import (
-	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -62,39 +59,6 @@ func (vm *VM) Run(ctx context.Context, fn Workload) error {
 	return unsupported("Run")
 }
 
-// ErrGoexit is wrapped by the error of a run whose workload exited by
-// runtime.Goexit instead of returning, as testing's t.Fatal, t.FailNow and
-// t.Skip (and b's) do when they are called on a vCPU. The vCPU counts as
-// failed: Run cancels the others and returns the error.
-var ErrGoexit = errors.New("the workload exited by runtime.Goexit, as t.Fatal, t.FailNow and t.Skip do")
-
-// PanicError is the error of a run whose workload panicked: Run recovers
-// the panic on the vCPU's goroutine and returns it, with the stack where it
-// was raised.
-type PanicError struct {
-	// VM and VCPU name the vCPU that panicked: its VM's name and its index.
-	VM   string
-	VCPU int
-	// Value is the value passed to panic.
-	Value any
-	// Stack is the vCPU goroutine's stack at the panic, as debug.Stack
-	// formats it.
-	Stack []byte
-}
-
-// Error returns the vCPU and the panic's value on its first line, as
-// "pvlock: vCPU 0 of vm1 panicked: boom", then a blank line and the stack.
-func (e *PanicError) Error() string {
-	return fmt.Sprintf("pvlock: vCPU %d of %s panicked: %v\n\n%s", e.VCPU, e.VM, e.Value, bytes.TrimRight(e.Stack, "\n"))
-}
-
-// Unwrap returns the panic's value if it is an error, so that errors.Is and
-// errors.As see through the panic; nil otherwise.
-func (e *PanicError) Unwrap() error {
-	err, _ := e.Value.(error)
-	return err
-}
-
 // RunAll runs several VMs at once on the same host. Off Linux it runs
 // nothing and returns an error that wraps errors.ErrUnsupported.
 func RunAll(ctx context.Context, fn Workload, vms ...*VM) error {
@@ -116,23 +80,6 @@ type VCPU struct {
 	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
-
-// VM returns the vCPU's VM.
-func (v *VCPU) VM() *VM { return v.vm }
-
-// Index returns the vCPU's index within its VM.
-func (v *VCPU) Index() int { return v.index }
-
-// CPU returns the physical CPU the vCPU is pinned to, or -1 if it floats.
-func (v *VCPU) CPU() int { return v.cpu }
-
-// threadID returns the vCPU's OS thread ID while it runs, or 0: always 0
-// off Linux.
-func (v *VCPU) threadID() int { return int(v.tid.Load()) }
-
-// Waiter returns the vCPU's halt/kick slot. It exists from NewVM on and is
-// kept across runs, so its Counters are the vCPU's lifetime counts.
-func (v *VCPU) Waiter() *kick.Waiter { return v.waiter }
 
 // Repin moves the running vCPU's thread onto cpus. Off Linux it returns an
 // error that wraps errors.ErrUnsupported.
