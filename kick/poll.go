@@ -94,14 +94,17 @@ const (
 	pollCheckEvery = 8
 )
 
+// The halt-polling policy, set by SetHaltPoll: the home of pvlock's
+// Policy.HaltPoll and Policy.HaltPollAdaptive, named as they are (the rest
+// of the policy is lockcore's, a layer above kick).
 var (
-	pollMax      atomic.Int64 // ceiling of the window, ns; 0 disables polling
-	pollAdaptive atomic.Bool  // grow and shrink each waiter's window
+	haltPoll         atomic.Int64 // ceiling of the window, ns; 0 disables polling
+	haltPollAdaptive atomic.Bool  // grow and shrink each waiter's window
 )
 
 func init() {
-	pollMax.Store(int64(DefaultHaltPoll))
-	pollAdaptive.Store(true)
+	haltPoll.Store(int64(DefaultHaltPoll))
+	haltPollAdaptive.Store(true)
 }
 
 // SetHaltPoll sets the halt-polling policy of every waiter that has a
@@ -114,24 +117,24 @@ func SetHaltPoll(max time.Duration, adaptive bool) {
 	if max < 0 {
 		max = 0
 	}
-	pollAdaptive.Store(adaptive)
-	pollMax.Store(int64(max))
+	haltPollAdaptive.Store(adaptive)
+	haltPoll.Store(int64(max))
 }
 
 // HaltPoll returns the halt-polling policy set by SetHaltPoll.
 func HaltPoll() (max time.Duration, adaptive bool) {
-	return time.Duration(pollMax.Load()), pollAdaptive.Load()
+	return time.Duration(haltPoll.Load()), haltPollAdaptive.Load()
 }
 
 // pollWindow returns the window of the waiter's next poll, in ns.
 func (w *Waiter) pollWindow() int64 {
-	max := pollMax.Load()
+	max := haltPoll.Load()
 	// Whatever the backend: only pvlock's vCPU waiters have a Domain, and
 	// in a build without futexes they are Park waiters.
 	if max <= 0 || w.domain.Load() == nil {
 		return 0
 	}
-	if !pollAdaptive.Load() {
+	if !haltPollAdaptive.Load() {
 		return max
 	}
 	return min(w.pollNs.Load(), max)
@@ -145,8 +148,8 @@ func (w *Waiter) pollWindow() int64 {
 //	window < blocked <= max     the kick came soon after: grow
 //	blocked > max               polling could not have helped: shrink
 func (w *Waiter) adapt(window, blocked int64) {
-	max := pollMax.Load()
-	if !pollAdaptive.Load() || max <= 0 {
+	max := haltPoll.Load()
+	if !haltPollAdaptive.Load() || max <= 0 {
 		return
 	}
 	switch {

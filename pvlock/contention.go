@@ -177,6 +177,10 @@ func SetLockupHook(h func(LockupReport)) func(LockupReport) {
 	return prev
 }
 
+// The default hook, LogLockup, is set as the package loads: the lock core
+// has none of its own.
+var _ = SetLockupHook(nil)
+
 // hookMu serialises SetLockupHook; userHook is the hook it set, nil for
 // LogLockup.
 var (

@@ -28,12 +28,12 @@
 // # Systems
 //
 // vCPUs need Linux: their threads are pinned with sched_setaffinity, their
-// halts are futex waits and their steal time is read from
-// /proc/self/task/<tid>/schedstat. The package builds everywhere, but off
-// Linux NewVM, Overcommit, HostCPUs, VM.Run, RunAll and VCPU.Repin return
-// an error that wraps errors.ErrUnsupported; the policy (Policy,
-// SetPolicy) and CondRelock work on every system, as the locks do from
-// ordinary goroutines.
+// halts are futex waits and their steal time (VCPU.Steal) is read from
+// their threads' scheduler statistics in /proc. The package builds
+// everywhere, but off Linux NewVM, Overcommit, HostCPUs, VM.Run, RunAll
+// and VCPU.Repin return an error that wraps errors.ErrUnsupported; the
+// policy (Policy, SetPolicy) and CondRelock work on every system, as the
+// locks do from ordinary goroutines.
 //
 // # GOMAXPROCS
 //

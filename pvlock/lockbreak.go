@@ -1,12 +1,11 @@
 package pvlock
 
 import (
-	"bytes"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/relax"
 )
 
@@ -78,9 +77,10 @@ func CondRelock(l Contender) bool {
 //     preempted, so it never yields; after a yield, v waits for the next
 //     preemption before it yields again.
 //
-// Steal is read (one pread of /proc/self/task/<tid>/schedstat, about a
-// microsecond) at most once per stealCheckInterval, so a call that does not
-// break costs one IsContended, one atomic load and one clock read.
+// Steal is read (one pread of the thread's scheduler statistics, about a
+// microsecond: see runDelay) at most once per stealCheckInterval, so a
+// call that does not break costs one IsContended, one atomic load and one
+// clock read.
 //
 // CondRelock must be called on v's own thread, by the holder of l.
 func (v *VCPU) CondRelock(l Contender) bool {
@@ -119,11 +119,7 @@ const preemptedSteal = 100 * time.Microsecond
 
 // DefaultYieldSlice is the default Policy.YieldSlice: a little under the ≈2.7 ms
 // median time slice of a CPU-bound thread sharing a core on our machines.
-const DefaultYieldSlice = 2 * time.Millisecond
-
-var yieldSlice atomic.Int64
-
-func init() { yieldSlice.Store(int64(DefaultYieldSlice)) }
+const DefaultYieldSlice = lockcore.DefaultYieldSlice
 
 // breakState is a vCPU's lock-break bookkeeping. request is set by any
 // goroutine; yields is written by the vCPU and read atomically by others;
@@ -131,7 +127,7 @@ func init() { yieldSlice.Store(int64(DefaultYieldSlice)) }
 type breakState struct {
 	request   atomic.Bool
 	yields    atomic.Uint64
-	fd        int   // schedstat of the vCPU's thread while fdState is fdOpen
+	fd        int   // the vCPU thread's scheduler statistics while fdState is fdOpen
 	fdState   uint8 // fdNone, fdOpen or fdFailed
 	lastCheck int64 // monotonic ns of the last steal read
 	lastSteal int64 // run_delay at the last steal read, ns
@@ -158,10 +154,10 @@ func (b *breakState) reset(steal int64) {
 	b.resumedAt = 0
 }
 
-// close releases the schedstat descriptor.
+// close releases the descriptor of the scheduler statistics.
 func (b *breakState) close() {
 	if b.fdState == fdOpen {
-		closeSchedstat(b.fd)
+		closeRunDelay(b.fd)
 	}
 	b.fdState = fdNone
 }
@@ -173,7 +169,7 @@ func (v *VCPU) hostWantsYield() bool {
 	if b.request.Load() && b.request.Swap(false) {
 		return true
 	}
-	slice := yieldSlice.Load()
+	slice := lockcore.YieldSlice.Load()
 	if slice <= 0 {
 		return false
 	}
@@ -197,30 +193,20 @@ func (v *VCPU) hostWantsYield() bool {
 	return false
 }
 
-// readSteal returns the run_delay of the vCPU's thread, keeping the
-// schedstat file open between reads.
+// readSteal returns the run_delay of the vCPU's thread, keeping its
+// scheduler statistics open between reads (see runDelay).
 func (v *VCPU) readSteal() (int64, bool) {
 	b := &v.brk
 	switch b.fdState {
 	case fdFailed:
 		return 0, false
 	case fdNone:
-		fd, err := openSchedstat(int(v.tid.Load()))
+		fd, err := openRunDelay(int(v.tid.Load()))
 		if err != nil {
 			b.fdState = fdFailed
 			return 0, false
 		}
 		b.fd, b.fdState = fd, fdOpen
 	}
-	var buf [96]byte
-	n, err := preadSchedstat(b.fd, buf[:])
-	if err != nil || n <= 0 {
-		return 0, false
-	}
-	f := bytes.Fields(buf[:n])
-	if len(f) < 2 {
-		return 0, false
-	}
-	d, err := strconv.ParseInt(string(f[1]), 10, 64)
-	return d, err == nil
+	return preadRunDelay(b.fd)
 }

@@ -71,18 +71,22 @@ type Policy struct {
 	YieldSlice time.Duration
 }
 
+// The policy is stored once: HaltPoll and HaltPollAdaptive in kick
+// (kick.SetHaltPoll), every other field in lockcore under its own name
+// (Stats as lockcore.StatsOn).
+
 // CurrentPolicy returns the policy in force.
 func CurrentPolicy() Policy {
 	poll, adaptive := kick.HaltPoll()
 	return Policy{
 		PVSpin:           lockcore.PVSpin.Load(),
-		Stats:            lockcore.CountFast.Load(),
-		HaltTimeout:      lockcore.HaltTimeout.Load(),
+		Stats:            lockcore.StatsOn.Load(),
+		HaltTimeout:      time.Duration(lockcore.HaltTimeout.Load()),
 		HaltPoll:         poll,
 		HaltPollAdaptive: adaptive,
 		DirectedYield:    lockcore.DirectedYield.Load(),
 		Restrict:         lockcore.Restrict.Load(),
-		YieldSlice:       time.Duration(yieldSlice.Load()),
+		YieldSlice:       time.Duration(lockcore.YieldSlice.Load()),
 	}
 }
 
@@ -91,10 +95,10 @@ func CurrentPolicy() Policy {
 // (read with CurrentPolicy, change, set).
 func SetPolicy(p Policy) {
 	lockcore.PVSpin.Store(p.PVSpin)
-	lockcore.CountFast.Store(p.Stats)
-	lockcore.HaltTimeout.Store(p.HaltTimeout)
+	lockcore.StatsOn.Store(p.Stats)
+	lockcore.HaltTimeout.Store(int64(p.HaltTimeout))
 	kick.SetHaltPoll(p.HaltPoll, p.HaltPollAdaptive)
 	lockcore.DirectedYield.Store(p.DirectedYield)
 	lockcore.Restrict.Store(p.Restrict)
-	yieldSlice.Store(int64(p.YieldSlice))
+	lockcore.YieldSlice.Store(int64(p.YieldSlice))
 }

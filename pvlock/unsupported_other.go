@@ -27,16 +27,14 @@ func HostCPUs() ([]int, error) {
 // vCPU's threadID (which is 0).
 func gettid() int { return -1 }
 
-// openSchedstat fails off Linux: there is no /proc schedstat to read steal
-// time from.
-func openSchedstat(tid int) (int, error) {
+// openRunDelay fails off Linux: there are no scheduler statistics to read
+// steal time from (see runDelay).
+func openRunDelay(tid int) (int, error) {
 	return -1, unsupported("steal time")
 }
 
-// preadSchedstat is never reached off Linux (openSchedstat fails).
-func preadSchedstat(fd int, buf []byte) (int, error) {
-	return 0, unsupported("steal time")
-}
+// preadRunDelay is never reached off Linux (openRunDelay fails).
+func preadRunDelay(fd int) (int64, bool) { return 0, false }
 
-// closeSchedstat is never reached off Linux (openSchedstat fails).
-func closeSchedstat(fd int) {}
+// closeRunDelay is never reached off Linux (openRunDelay fails).
+func closeRunDelay(fd int) {}

@@ -237,7 +237,7 @@ type VCPU struct {
 
 	locks lockcore.VCPU // what lock waiters on this vCPU use; its waiter's Owner
 
-	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
+	exec execState  // running, halted or offline, for cross-vCPU calls (vcpu.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
 
@@ -331,8 +331,8 @@ func (v *VCPU) work(ctx context.Context, fn Workload, fail func(error)) {
 }
 
 // Steal returns the time the vCPU's thread spent runnable but waiting for a
-// CPU (run_delay of /proc/self/task/<tid>/schedstat) during its last run:
-// up to now while it runs, up to its end after it stopped.
+// CPU (the run_delay of its scheduler statistics in /proc) during its last
+// run: up to now while it runs, up to its end after it stopped.
 func (v *VCPU) Steal() time.Duration {
 	if end := v.stealEnd.Load(); end >= 0 {
 		return time.Duration(end - v.stealStart.Load())

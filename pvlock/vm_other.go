@@ -77,7 +77,7 @@ type VCPU struct {
 
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 
-	exec execState  // running, halted or offline, for cross-vCPU calls (shootdown.go)
+	exec execState  // running, halted or offline, for cross-vCPU calls (vcpu.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
 

@@ -134,7 +134,7 @@ func (l *Lock) unlockOutlined(held bool) {
 		// Counted after the release, so that the count never lengthens a
 		// critical section. The stripe is picked by the lock's address, so
 		// different locks flush to different lines.
-		if n%batch == 0 && lockcore.CountFast.Load() {
+		if n%batch == 0 && lockcore.StatsOn.Load() {
 			l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, batch)
 		}
 	}

@@ -208,7 +208,7 @@ func (l *RWLock) unlockSlow() {
 	}
 	// Counted after the release, so that the count never lengthens a
 	// critical section.
-	if n%batch == 0 && lockcore.CountFast.Load() {
+	if n%batch == 0 && lockcore.StatsOn.Load() {
 		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evWriteAcquisitions, batch)
 	}
 }
@@ -218,7 +218,7 @@ func (l *RWLock) unlockSlow() {
 //
 //go:noinline
 func (l *RWLock) flushReads() {
-	if lockcore.CountFast.Load() {
+	if lockcore.StatsOn.Load() {
 		l.stats().AddHint(lockstat.StripeHint(), evReadAcquisitions, batch)
 	}
 }

@@ -197,7 +197,7 @@ func (l *Lock) unlockOutlined(prev uint64) {
 	// Counted after the release, so that the count never lengthens a
 	// critical section. The stripe is picked by the lock's address:
 	// different locks flush to different lines, each once per batch.
-	if lockcore.CountFast.Load() {
+	if lockcore.StatsOn.Load() {
 		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, uint64(batchHeads/inc))
 	}
 }
@@ -278,7 +278,7 @@ func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
 	if l.waking.Load() == ticket|1 {
 		l.waking.CompareAndSwap(ticket|1, 0)
 	}
-	if lockcore.CountFast.Load() {
+	if lockcore.StatsOn.Load() {
 		st.IncHint(ticket, evAcquiredSlow)
 	}
 }

@@ -56,7 +56,7 @@ func PLEYieldStats() *lockstat.Stats { return (*lockstat.Stats)(pleStats) }
 func (l *PLEYield) Lock() {
 	t := l.tail.Add(1) - 1
 	if l.head.Load() == t {
-		if lockcore.CountFast.Load() {
+		if lockcore.StatsOn.Load() {
 			pleStats.IncHint(t, pleAcquiredFast)
 		}
 		return
@@ -65,14 +65,14 @@ func (l *PLEYield) Lock() {
 	for {
 		for i := window; i > 0; i-- {
 			if l.head.Load() == t {
-				if lockcore.CountFast.Load() {
+				if lockcore.StatsOn.Load() {
 					pleStats.IncHint(t, pleAcquiredSlow)
 				}
 				return
 			}
 			relax.Pause(1)
 		}
-		if lockcore.CountFast.Load() {
+		if lockcore.StatsOn.Load() {
 			pleStats.IncHint(t, pleYields)
 		}
 		relax.Yield() // the pause-loop exit

@@ -78,7 +78,7 @@ func (l *PreemptableTicket) Lock() {
 		}
 		relax.Pause(1)
 	}
-	if lockcore.CountFast.Load() {
+	if lockcore.StatsOn.Load() {
 		ptStats.IncHint(t, ev)
 	}
 }

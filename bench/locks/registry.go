@@ -201,10 +201,11 @@ func PassiveCounter(s *lockstat.Stats) func() uint64 {
 // PassiveWaits is the event PassiveCounter reads.
 const PassiveWaits = "passive_waits"
 
-// ShortSpin is the spin threshold of the torture's -short variants: so
-// few polls that nearly every contended acquisition goes through the
-// halt and kick path.
-const ShortSpin = 64
+// ShortVariantThreshold is the spin threshold of the torture's -short
+// variants: so few polls that nearly every contended acquisition goes
+// through the halt and kick path. (lockcore.ShortSpin, the same number, is
+// another fact: the spin of waiters of a lock with stealing.)
+const ShortVariantThreshold = 64
 
 func init() {
 	Register(Kind{Name: "native-ticket", Doc: "ticket lock, INC=1, pure spinning", FIFOSpin: true,
@@ -214,8 +215,8 @@ func init() {
 		New:           func() sync.Locker { return ticket.New() },
 		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) },
 		Stats:         StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
-	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortSpin polls", TortureOnly: true,
-		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortSpin)) },
+	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortVariantThreshold polls", TortureOnly: true,
+		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortVariantThreshold)) },
 		Stats: StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
 	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
 		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
@@ -228,8 +229,8 @@ func init() {
 		New:           func() sync.Locker { return qspin.New(qspin.NoStealing()) },
 		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.NoStealing(), qspin.SpinThreshold(n)) },
 		Stats:         StatsCounters(qspin.Stats(qspin.ModePVNoSteal)), Passive: PassiveCounter(qspin.Stats(qspin.ModePVNoSteal))})
-	Register(Kind{Name: "pv-qspin-short", Doc: "PV queued spinlock with a spin threshold of ShortSpin polls", TortureOnly: true,
-		New:   func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortSpin)) },
+	Register(Kind{Name: "pv-qspin-short", Doc: "PV queued spinlock with a spin threshold of ShortVariantThreshold polls", TortureOnly: true,
+		New:   func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortVariantThreshold)) },
 		Stats: StatsCounters(qspin.Stats(qspin.ModePV)), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
 	for _, v := range []struct {
 		name string
@@ -271,8 +272,8 @@ func init() {
 			New:   func() sync.Locker { return qspin.NewRW(v.opts...) },
 			Stats: rwStats(v.mode), Passive: PassiveCounter(qspin.Stats(v.mode))})
 	}
-	Register(Kind{Name: "pv-rwlock-short", Doc: "PV reader-writer lock with a spin threshold of ShortSpin polls", TortureOnly: true, RW: true,
-		New:   func() sync.Locker { return qspin.NewRW(qspin.SpinThreshold(ShortSpin)) },
+	Register(Kind{Name: "pv-rwlock-short", Doc: "PV reader-writer lock with a spin threshold of ShortVariantThreshold polls", TortureOnly: true, RW: true,
+		New:   func() sync.Locker { return qspin.NewRW(qspin.SpinThreshold(ShortVariantThreshold)) },
 		Stats: rwStats(qspin.ModePV), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
 }
 

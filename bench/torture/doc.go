@@ -98,11 +98,12 @@
 // preemptable-ticket, and the variants, such as the reader-writer locks
 // sync.RWMutex, native-rwlock and pv-rwlock, tortured as exclusive locks
 // unless Readers is set) and the torture-only variants pv-ticket-short,
-// pv-qspin-short and pv-rwlock-short, whose spin threshold of locks.ShortSpin polls makes
-// nearly every contended acquisition halt (locks.TortureNames lists
-// them). The registry marks the locks that may starve a waiter by design
-// (Unfair: tas, preemptable-ticket) and would name any lock the torture
-// cannot run, with the reason (NoTorture). locks.Register adds a lock.
+// pv-qspin-short and pv-rwlock-short, whose spin threshold of
+// locks.ShortVariantThreshold polls makes nearly every contended
+// acquisition halt (locks.TortureNames lists them). The registry marks
+// the locks that may starve a waiter by design (Unfair: tas,
+// preemptable-ticket) and would name any lock the torture cannot run, with
+// the reason (NoTorture). locks.Register adds a lock.
 //
 // # Fault injection
 //

@@ -113,7 +113,7 @@ type HaltEvents struct {
 func Halt(st *Stats, w *kick.Waiter, ev HaltEvents, served func() bool) kick.Result {
 	slot := w.Slot
 	start := time.Now()
-	timeout := HaltTimeout.Load()
+	timeout := time.Duration(HaltTimeout.Load())
 	res := haltWatched(w, timeout) // w.Halt(timeout), checked for lockups
 	if res == kick.TimedOut {
 		st.Inc(slot, ev.Timeouts)

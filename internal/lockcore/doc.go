@@ -18,8 +18,8 @@
 //     Label and ModeStats, each lock package's Mode.String and Stats.
 //
 // For the runtime: the policy variables pvlock.SetPolicy writes (PVSpin,
-// CountFast, HaltTimeout, DirectedYield), and VCPU, the lock-facing state a
-// pvlock.VCPU holds (its sibling spin window and its poll of cross-vCPU
+// StatsOn, HaltTimeout, DirectedYield, Restrict, YieldSlice: policy.go),
+// and VCPU, the lock-facing state a pvlock.VCPU holds (its sibling spin window and its poll of cross-vCPU
 // calls), found from a waiter's kick.Waiter.Owner.
 //
 // lockcore must not import pvlock: pvlock imports it.

@@ -36,7 +36,7 @@ func TestLabel(t *testing.T) {
 // A served waiter that no kick follows is a lost wake-up.
 func TestHaltLateKickIsNotLost(t *testing.T) {
 	const timeouts, lost = 0, 1
-	prev := HaltTimeout.Swap(20 * time.Millisecond)
+	prev := HaltTimeout.Swap(int64(20 * time.Millisecond))
 	defer HaltTimeout.Store(prev)
 	ev := HaltEvents{Timeouts: timeouts, LostWakeups: lost}
 	served := func() bool { return true } // the hand-over came before the watchdog

@@ -1,8 +1,6 @@
 package lockcore
 
 import (
-	"fmt"
-	"log/slog"
 	"runtime"
 	"strconv"
 	"sync"
@@ -77,24 +75,19 @@ type LockupHolder struct {
 	Held      time.Duration // how long ago it took the lock
 }
 
-// lockupHook receives the reports; nil: logLockup.
+// lockupHook receives the reports; nil: nobody.
 var lockupHook atomic.Pointer[func(Lockup)]
 
-// SetLockupHook makes h receive the lockup reports; nil restores the
-// default, which logs them with log/slog's default logger. The hook runs
-// on the waiting goroutine, which goes on waiting when it returns.
+// SetLockupHook makes h receive the lockup reports; with nil they are only
+// counted. pvlock sets its default hook (pvlock.LogLockup) as it loads,
+// and only pvlock turns the detector on. The hook runs on the waiting
+// goroutine, which goes on waiting when it returns.
 func SetLockupHook(h func(Lockup)) {
 	if h == nil {
 		lockupHook.Store(nil)
 		return
 	}
 	lockupHook.Store(&h)
-}
-
-// logLockup is the default hook.
-func logLockup(r Lockup) {
-	slog.Warn("pvlock: lockup suspected", "lock", fmt.Sprintf("%#x", r.Lock), "kind", r.Kind, "mode", r.Mode,
-		"waited", r.Waited, "threshold", r.Threshold, "goroutine", r.Goroutine, "stack", string(r.Stack))
 }
 
 // waitRecord is the registry's record of one slow-path wait.
@@ -222,9 +215,7 @@ func reportLockup(rec *waitRecord) {
 	}
 	if h := lockupHook.Load(); h != nil {
 		(*h)(r)
-		return
 	}
-	logLockup(r)
 }
 
 // CheckSpin is the lockup check of a spin loop that may run long: spin

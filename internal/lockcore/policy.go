@@ -2,10 +2,10 @@ package lockcore
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/pvlock/pvlock/internal/relax"
-	"go.uber.org/atomic"
 )
 
 // DefaultSpinThreshold is the number of polls a PV waiter spins before it
@@ -16,21 +16,40 @@ const DefaultSpinThreshold = 1 << 15
 // (pvlock.DefaultHaltTimeout).
 const DefaultHaltTimeout = time.Second
 
-// The process-wide policy the locks read on their slow paths; pvlock's
-// SetPolicy writes it and CurrentPolicy reads it.
+// DefaultYieldSlice is the default yield slice (pvlock.DefaultYieldSlice).
+const DefaultYieldSlice = 2 * time.Millisecond
+
+// The process-wide policy, pvlock.Policy: pvlock's SetPolicy writes it and
+// CurrentPolicy reads it. Each field is stored here, once, under its
+// Policy name (Stats as StatsOn, since Stats is the statistics type),
+// except HaltPoll and HaltPollAdaptive, which kick stores (kick.SetHaltPoll)
+// because kick reads them and lockcore is above kick. Durations are in
+// nanoseconds. The defaults are set by init below.
 var (
 	// PVSpin is whether PV locks may halt (the kernel's nopvspin, inverted).
-	PVSpin = atomic.NewBool(true)
-	// CountFast is whether locks count their acquisitions. Slow-path
-	// events are counted whatever it says.
-	CountFast = atomic.NewBool(true)
-	// HaltTimeout is the watchdog bound of one halt; <= 0: none.
-	HaltTimeout = atomic.NewDuration(DefaultHaltTimeout)
+	PVSpin atomic.Bool
+	// StatsOn is whether locks count their acquisitions (Policy.Stats).
+	// Slow-path events are counted whatever it says.
+	StatsOn atomic.Bool
+	// HaltTimeout is the watchdog bound of one halt, ns; <= 0: none.
+	HaltTimeout atomic.Int64
 	// DirectedYield is whether YieldTo yields.
-	DirectedYield = atomic.NewBool(true)
+	DirectedYield atomic.Bool
 	// Restrict is whether PV locks restrict concurrency (Gate).
-	Restrict = atomic.NewBool(true)
+	Restrict atomic.Bool
+	// YieldSlice is how long a vCPU that shares its CPU runs after a
+	// preemption before pvlock's VCPU.CondRelock yields, ns; <= 0: never.
+	YieldSlice atomic.Int64
 )
+
+func init() {
+	PVSpin.Store(true)
+	StatsOn.Store(true)
+	HaltTimeout.Store(int64(DefaultHaltTimeout))
+	DirectedYield.Store(true)
+	Restrict.Store(true)
+	YieldSlice.Store(int64(DefaultYieldSlice))
+}
 
 var spinCal struct {
 	once sync.Once

@@ -163,7 +163,7 @@
 //
 // Counting costs the locks one uncontended atomic add per event.
 // Turning pvlock.Policy.Stats off stops the per-acquisition counts; the slow-path
-// counts are always kept. A scrape sums each lockstat.Stats over all vCPU slots
-// (a few microseconds) and reads /proc/self/task/<tid>/schedstat once per
-// running vCPU for its steal time.
+// counts are always kept. A scrape sums each lockstat.Stats over all vCPU
+// slots (a few microseconds) and reads the scheduler statistics of each
+// running vCPU's thread in /proc once, for its steal time.
 package metrics
