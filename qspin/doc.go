@@ -164,4 +164,28 @@
 // nodes. Should the pool run dry, the extra waiters spin on a trylock
 // without a node (the kernel's lock_no_node), yielding the processor
 // between polls, and the lock_no_node event counts them.
+//
+// # Hazards
+//
+// Comments in the code name the hazard that an ordering or an atomic step
+// guards against, with these tags:
+//
+//   - Lost wakeup, non-head: a queued waiter sets its node HALTED and halts
+//     while the holder that makes it queue head misses HALTED, so nobody
+//     arranges its kick.
+//   - Lost wakeup, head: the queue head hashes itself and halts on a SLOW
+//     lock whose unlocker released it without seeing SLOW, or found SLOW
+//     before the hash entry, so nobody kicks the head.
+//   - Lost wakeup, count word: an RWLock's queue head sets the count
+//     word's halted bit H and halts while a release misses H, or finds H
+//     before the head is published, so nobody kicks it.
+//   - Lost wakeup, arm: a waiter that arms its kick.Waiter after publishing
+//     itself erases a kick sent in between, and halts for good.
+//   - Lost wakeup, gate: a passive waiter counts itself at the gate after the
+//     release that would have admitted it looked there, and nobody is left
+//     to admit it.
+//   - Double entry: a queue head hashes itself anew while its last entry is
+//     still in the hash table, taking a stray kick, a lock that is not SLOW
+//     or the mark of an older entry for the removal of this one; the lock
+//     gets two entries, and a release leaves one behind.
 package qspin

@@ -14,7 +14,7 @@ var _ pvlock.Contender = (*Lock)(nil) // usable by pvlock.CondRelock
 // checks IsContended and IsLocked against the number of tickets taken.
 func TestIsContendedExactStates(t *testing.T) {
 	for _, v := range variants[:2] {
-		inc, _ := v.new().inc()
+		inc := uint32(consts[v.new().mode].inc)
 		for _, head := range []uint32{0, 1000 * inc, 0 - inc, 0 - 2*inc, 0 - 3*inc} {
 			for taken := uint32(0); taken <= 3; taken++ { // holder + waiters
 				for _, flag := range []bool{false, true} {

@@ -39,28 +39,31 @@
 // # Lock word
 //
 // Go has no 16-bit atomics, so the head and tail tickets share one 64-bit
-// word: head in the low 32 bits, tail in the high 32 bits.
+// word, head in the low half and tail in the high half. PV tickets step
+// by 2, so that the tail's least significant bit is free for the slowpath
+// flag; native tickets step by 1 and have no flag. The layout, the
+// constants and the operations on the word are described with the
+// constants, in lock.go.
 //
-//	63                      33   32   31                              0
-//	+--------------------------+----+---------------------------------+
-//	| tail ticket              |flag| head ticket (now serving)       |
-//	+--------------------------+----+---------------------------------+
+// # Hazards
 //
-// PV tickets step by 2 (INC=2) so the tail's least significant bit is free
-// for the slowpath flag; native tickets step by 1 and have no flag.
+// Comments in the code name the hazard that an ordering or an atomic step
+// guards against, with these tags:
 //
-//	operation   word change                         who
-//	Lock        tail += INC iff head == tail&^flag  CAS, the fast path
-//	            tail += INC (atomic add)            a contended locker the gate admitted
-//	TryLock     tail += INC iff head == tail&^flag  CAS
-//	halt        flag |= 1 (atomic or)               PV waiter after spinning
-//	passive     flag |= 1 (atomic or)               PV waiter outside the lock
-//	Unlock      head += INC (atomic add)            holder
-//	clear flag  CAS prev+INC -> same &^flag          PV unlocker, only if no one queued
-//	                                                and nobody waits outside
-//
-// When head wraps from 2^32-INC to 0 the add would carry into tail. The
-// holder knows its own ticket, so Unlock then adds INC-2^32 instead,
-// cancelling the carry: the word is exact across wrap-around. Tail simply
-// overflows out of the word.
+//   - Lost wakeup, flag: a waiter sets the slowpath flag and halts while the
+//     releasing unlocker misses the flag, so nobody kicks the waiter.
+//   - Lost wakeup, arm: a waiter that arms its kick.Waiter after publishing
+//     itself erases a kick sent in between, and halts for good.
+//   - Lost wakeup, gate: a passive waiter counts itself at the gate after the
+//     release that would have admitted it looked there, or its mark is
+//     erased with the flag, and nobody is left to admit it.
+//   - Misrouted kick: a waiter left in the kick table after its halt ended
+//     (a panicking halt hook included) takes a later kick meant for another
+//     waiter, which sleeps on, and a reused one is linked in two buckets.
+//   - Stale hint: the waking hint outlives the wake-up of the kicked holder,
+//     and later arrivals halt at once behind a holder that runs.
+//   - Erased flag: a blind clear of the slowpath flag erases a flag that a
+//     new waiter has just set, and that waiter halts with nobody to kick it.
+//   - Head wrap: a head that wraps from 2^32-inc to 0 carries into the tail,
+//     which gains a ticket nobody holds or a flag nobody set.
 package ticket

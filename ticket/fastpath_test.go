@@ -14,7 +14,7 @@ import (
 func TestAcquisitionsBatched(t *testing.T) {
 	for _, v := range variants {
 		l := v.new()
-		inc, _ := l.inc()
+		inc := uint32(consts[l.mode].inc)
 		per := uint64(batchHeads / inc)
 		st := Stats(l.Mode())
 		before := st.Snapshot()
@@ -51,7 +51,7 @@ func TestAcquisitionsBatched(t *testing.T) {
 // boundary of the acquisitions count.
 func TestRefusedUnlockLeavesWord(t *testing.T) {
 	for _, v := range variants {
-		inc, _ := v.new().inc()
+		inc := uint32(consts[v.new().mode].inc)
 		for _, head := range []uint32{0, 2, batchHeads - inc, -inc, -(2 * inc)} {
 			words := []uint64{uint64(head)<<tailShift | uint64(head)}
 			if v.new().PV() {

@@ -3,7 +3,6 @@ package ticket
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/faults"
 	"github.com/pvlock/pvlock/internal/lockcore"
@@ -11,11 +10,73 @@ import (
 	"github.com/pvlock/pvlock/lockstat"
 )
 
+// Lock word.
+//
+// Go has no 16-bit atomics, so the head and tail tickets share one 64-bit
+// word: head, the ticket now served, in the low half, and tail, the next
+// ticket to hand out, in the high half.
+//
+//	63                      33   32   31                              0
+//	+--------------------------+----+---------------------------------+
+//	| tail ticket              |flag| head ticket (now serving)       |
+//	+--------------------------+----+---------------------------------+
+//
+// The kernel picks one ticket lock at boot. Here a Lock's mode is fixed
+// before first use; the paths that both variants run take their variant's
+// constants from consts, and the PV-only paths (halt, unlockSlow, the
+// gate's mark) use pvInc and flagBit:
+//
+//	variant  inc (ticket step)  flag     bit 0 of the tail
+//	PV       pvInc = 2          flagBit  the slowpath flag
+//	native   nativeInc = 1      noFlag   a ticket bit
+//
+// The lock is free when tail, the flag aside, equals head: w-w<<tailShift
+// has tail-head in its high half, and the flag is less than a step, so
+// free tests w-w<<tailShift < inc<<tailShift. The flag says that a ticket
+// holder may have halted or that a waiter waits at the gate: a release
+// whose result has it runs unlockSlow. Waiters set it with an atomic Or;
+// only unlockSlow's CAS against the released word clears it.
+//
+//	operation   word change                           who
+//	Lock        tail += inc iff head == tail&^flag    CAS, the fast path
+//	            tail += inc (atomic add)              a contended locker the gate admitted
+//	TryLock     tail += inc iff head == tail&^flag    CAS
+//	halt        |= flagBit (atomic or)                PV waiter after spinning
+//	passive     |= flagBit (atomic or)                PV waiter outside the lock
+//	Unlock      head += inc (atomic add)              holder
+//	clear flag  CAS released -> released&^flagBit     PV unlocker, only if no one queued
+//	                                                  and nobody waits outside
+//
+// When head wraps from 2^32-inc to 0 the add would carry into tail. The
+// holder knows its own ticket, so Unlock then adds inc-carry instead,
+// cancelling the carry: the word is exact across wrap-around. Tail simply
+// overflows out of the word.
 const (
-	tailShift        = 32
-	flagBit   uint64 = 1 << tailShift // slowpath flag: LSB of the tail ticket
+	tailShift        = 32             // the tail ticket's place: the high half
+	flagBit   uint64 = 1 << tailShift // the slowpath flag: bit 0 of a PV tail
+	noFlag    uint64 = 0              // a native lock's flag: none
 	carry     uint64 = 1 << tailShift // what head's wrap adds to tail
+	pvInc            = 2              // the PV ticket step, which leaves bit 0 of the tail to flagBit
+	nativeInc        = 1              // the native ticket step
 )
+
+// wakingTag marks the waking hint: it holds ticket|wakingTag, never 0 (no
+// hint), since PV tickets are even.
+const wakingTag = 1
+
+// variantConsts is the constant set of a ticket lock variant.
+type variantConsts struct {
+	inc  uint64 // the ticket step
+	flag uint64 // the slowpath flag as it sits in the word
+}
+
+// consts holds each mode's constants. It is indexed by mode, one load,
+// rather than picked by a branch, which would not fit Unlock in the
+// inliner's budget.
+var consts = [...]variantConsts{
+	ModePV:     {inc: pvInc, flag: flagBit},
+	ModeNative: {inc: nativeInc, flag: noFlag},
+}
 
 // MaxWaiters is the number of goroutines that may hold or wait for a PV
 // ticket lock at once before tickets would alias (2^31 - 1; native: 2^32 - 1).
@@ -31,7 +92,7 @@ const MaxWaiters = 1<<31 - 1
 type Lock struct {
 	_      lockcore.NoCopy
 	word   atomic.Uint64
-	waking atomic.Uint32 // ticket|1 of a head holder kicked awake, a hint
+	waking atomic.Uint32 // ticket|wakingTag of a head holder kicked awake, a hint
 	mode   Mode          // fixed before first use
 	spin   lockcore.Spin // the PV spin threshold
 	// gate restricts which waiters take a ticket (PV only; see
@@ -41,19 +102,11 @@ type Lock struct {
 	named      *lockstat.Named // Name: the statistics of the lock's name, one per mode
 }
 
-// inc returns the ticket step and the mask that strips the flag. Both are
-// computed from the mode without a branch (ModePV is 0, ModeNative 1): the
-// step is 2 or 1, and only the PV mask clears the tail's LSB.
-func (l *Lock) inc() (inc uint32, mask uint32) {
-	return uint32(2 - l.mode), ^uint32(1 - l.mode)
-}
-
-// flag returns the slowpath flag as it sits in the word for this lock's
-// mode: flagBit for a PV lock, 0 for a native one, whose tail LSB is an
-// ordinary ticket bit.
-func (l *Lock) flag() uint64 { return uint64(1-l.mode) << tailShift }
-
 func split(w uint64) (head, tail uint32) { return uint32(w), uint32(w >> tailShift) }
+
+// free reports whether nobody holds or waits for the lock whose word is w
+// and ticket step inc (see Lock word).
+func free(w, inc uint64) bool { return w-w<<tailShift < inc<<tailShift }
 
 // batchHeads sets how often an Unlock takes the outlined path to add the
 // lock's releases to the acquisitions counter: whenever the new head is a
@@ -66,21 +119,16 @@ const batchHeads = 2048
 // Lock takes a ticket and waits until it is served.
 func (l *Lock) Lock() { l.lock((*Lock).lockContended) }
 
-// lock is the fast path of Lock: a free lock (the tail, flag aside, equal
-// to the head) is taken with one compare-and-swap that takes the next
-// ticket. Everything else is contended, always lockContended. It is
-// passed as a parameter rather than called by name because the inliner
-// charges a call of a parameter as cheap: lock, and with it Lock, fit its
-// budget and are inlined into the caller, where contended is a direct call
-// again.
-//
-// A contended locker takes no ticket here: whether it takes one at all is
-// the gate's decision (lockContended).
+// lock is the fast path of Lock: a free lock is taken with one
+// compare-and-swap that takes the next ticket; the rest is contended.
+// contended is a parameter because the inliner charges calling one 17
+// (inlineParamCallCost), not 57: so lock fits in Lock, and inlined there,
+// contended is a direct call again.
 func (l *Lock) lock(contended func(*Lock)) {
-	// w-w<<32 has the distance from head to tail in its high half; 2<<32>>mode
-	// is the PV or native step in the tail.
+	c := consts[l.mode]
+	// A contended locker takes no ticket here: the gate decides.
 	// step: take-ticket
-	if w := l.word.Load(); w-w<<tailShift >= 2<<tailShift>>l.mode || !l.word.CompareAndSwap(w, w+2<<tailShift>>l.mode) {
+	if w := l.word.Load(); !free(w, c.inc) || !l.word.CompareAndSwap(w, w+c.inc<<tailShift) {
 		contended(l)
 	}
 }
@@ -103,10 +151,11 @@ func (l *Lock) lockContended() {
 // lockQueued takes a ticket with an atomic add and waits until it is
 // served.
 func (l *Lock) lockQueued() {
-	inc, mask := l.inc()
+	c := consts[l.mode]
+	inc := uint32(c.inc)
 	// step: queue-ticket
-	head, tail := split(l.word.Add(uint64(inc) << tailShift))
-	if ticket := (tail - inc) & mask; ticket != head {
+	head, tail := split(l.word.Add(c.inc<<tailShift) &^ c.flag)
+	if ticket := tail - inc; ticket != head {
 		l.lockSlow(ticket, head, inc)
 	}
 }
@@ -115,13 +164,9 @@ func (l *Lock) lockQueued() {
 // never waits and never jumps the queue: it succeeds only when nobody
 // holds or waits for the lock.
 func (l *Lock) TryLock() bool {
-	inc, mask := l.inc()
-	old := l.word.Load()
-	head, tail := split(old)
-	if head != tail&mask {
-		return false
-	}
-	return l.word.CompareAndSwap(old, old+uint64(inc)<<tailShift)
+	c := consts[l.mode]
+	w := l.word.Load()
+	return free(w, c.inc) && l.word.CompareAndSwap(w, w+c.inc<<tailShift)
 }
 
 // Unlock releases the lock. Unlocking an unlocked Lock panics, with a
@@ -130,44 +175,28 @@ func (l *Lock) TryLock() bool {
 // lock it and another unlock it.
 func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
 
-// unlock is the fast path of Unlock, made inlinable as lock is. Only the
-// holder moves the head, so the head of the snapshot prev is the one we
-// release. A lock that is not held (the tail less than one step ahead),
-// a head that wraps, and every batch-th release go to outlined before
-// anything is written (slowRelease says which); otherwise the release is
-// one atomic add, and a slowpath flag in its result sends us to outlined
-// after it.
+// unlock is the fast path of Unlock, inlined as lock is: one atomic add
+// moves the head on. Only the holder moves the head, so the snapshot prev
+// holds the head we release.
 func (l *Lock) unlock(outlined func(*Lock, uint64)) {
-	inc := uint64(2) >> l.mode
-	// The snapshot the slow path clears the flag against. It is
-	// l.word.Load() spelled as the intrinsic on the word's only field (at
-	// offset 0), which costs the inliner less than the method.
+	c := consts[l.mode]
 	// step: unlock-snapshot
-	prev := atomic.LoadUint64((*uint64)(unsafe.Pointer(&l.word)))
-	// Lost wakeup, flag: the release is an atomic add, a full barrier,
-	// and the flag we test comes from the same atomic step, so a waiter
-	// whose set-flag (in halt) comes after it is guaranteed to see our new
-	// head in its recheck instead. The flag is (inc&2)<<31: flagBit for a
-	// PV lock, 0 for a native one.
-	// Head wrap: a head that wraps is sent to outlined by slowRelease
-	// before anything is written; there the release cancels the carry
-	// into tail, which the add would otherwise put in the tail ticket.
+	prev := l.word.Load()
+	// Head wrap: a wrapping head goes to outlined before anything is
+	// written; its add there cancels the carry into tail.
 	// step: unlock-wrap
+	// Lost wakeup, flag: the flag is tested in the add's own result; a
+	// set-flag after the add is followed by a recheck that sees our head.
 	// step: unlock-release
-	if slowRelease(prev, inc) || l.word.Add(inc)&((inc&2)<<31) != 0 {
+	if slowRelease(prev, c.inc) || l.word.Add(c.inc)&c.flag != 0 {
 		outlined(l, prev)
 	}
 }
 
-// unlock loads the word through its address as a plain uint64: this fails
-// to compile if the word leaves offset 0 or atomic.Uint64 holds more than
-// its value.
-var _ = [1]struct{}{}[unsafe.Offsetof(Lock{}.word)+unsafe.Sizeof(Lock{}.word)-8]
-
 // slowRelease reports whether Unlock must not release the word prev with
-// a plain add of inc: the lock is not held (the tail less than one step
-// ahead of the head; prev-prev<<32 has tail-head in its high half), or the
-// new head is a multiple of batchHeads, which includes the head wrap.
+// a plain add of inc: the lock is free (!free(prev, inc), spelled out for
+// the inliner's budget), or the new head is a multiple of batchHeads,
+// which includes the head wrap.
 func slowRelease(prev, inc uint64) bool {
 	return prev-prev<<tailShift < inc<<tailShift || (prev+inc)&(batchHeads-1) == 0
 }
@@ -177,28 +206,27 @@ func slowRelease(prev, inc uint64) bool {
 // otherwise nothing was written yet, and here are the misuse panic, the
 // head wrap and the batch boundary of the acquisitions count.
 func (l *Lock) unlockOutlined(prev uint64) {
-	inc, mask := l.inc()
-	if !slowRelease(prev, uint64(inc)) {
-		l.unlockSlow(prev, inc)
+	c := consts[l.mode]
+	if !slowRelease(prev, c.inc) {
+		l.unlockSlow(prev)
 		return
 	}
-	head, tail := split(prev)
-	if head == tail&mask {
+	if free(prev, c.inc) {
 		// Nothing was written: a refused Unlock leaves the lock as it was.
 		panic("ticket: unlock of unlocked lock")
 	}
-	delta := uint64(inc)
-	if head+inc == 0 {
+	delta := c.inc
+	if head, _ := split(prev); head+uint32(c.inc) == 0 {
 		delta -= carry // head wraps: cancel the carry into tail
 	}
-	if l.word.Add(delta)&l.flag() != 0 {
-		l.unlockSlow(prev, inc)
+	if l.word.Add(delta)&c.flag != 0 {
+		l.unlockSlow(prev)
 	}
 	// Counted after the release, so that the count never lengthens a
 	// critical section. The stripe is picked by the lock's address:
 	// different locks flush to different lines, each once per batch.
 	if lockcore.StatsOn.Load() {
-		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, uint64(batchHeads/inc))
+		l.stats().AddHint(uint32(lockcore.Key(l)>>6), evAcquisitions, batchHeads/c.inc)
 	}
 }
 
@@ -206,17 +234,13 @@ func (l *Lock) unlockOutlined(prev uint64) {
 // a later ticket (the kernel's spin_is_contended) or waits at the gate
 // without one. It is two atomic loads.
 func (l *Lock) IsContended() bool {
-	inc, mask := l.inc()
-	head, tail := split(l.word.Load())
-	return tail&mask-head > inc || l.gate.Waiting()
+	c := consts[l.mode]
+	head, tail := split(l.word.Load() &^ c.flag)
+	return tail-head > uint32(c.inc) || l.gate.Waiting()
 }
 
 // IsLocked reports whether the lock is held.
-func (l *Lock) IsLocked() bool {
-	_, mask := l.inc()
-	head, tail := split(l.word.Load())
-	return head != tail&mask
-}
+func (l *Lock) IsLocked() bool { return !free(l.word.Load(), consts[l.mode].inc) }
 
 // waiters holds the PV waiters that halted, keyed by (lock, awaited ticket),
 // so an unlocker can kick exactly the holder of the next ticket.
@@ -244,12 +268,10 @@ func (l *Lock) lockSlow(ticket, head, inc uint32) {
 				return
 			}
 			// step: early-halt
-			if canHalt && !sp.Aware() && l.waking.Load() == head|1 {
-				// The ticket being served belongs to a waiter that was
-				// halted and has only been kicked: it is not running yet,
-				// so spinning blindly now only delays it. Halt at once.
-				// A spinner that sees its CPU's load needs no hint: it
-				// spins on only while its CPU has nothing else to run.
+			if canHalt && !sp.Aware() && l.waking.Load() == head|wakingTag {
+				// The head's holder was kicked (waking-set) and does not run
+				// yet: spinning only delays it. A load-aware spinner needs no
+				// hint: it spins only while its CPU has nothing else to run.
 				st.IncHint(ticket, evHaltEarly)
 				break
 			}
@@ -275,8 +297,8 @@ func (l *Lock) acquired(ticket uint32, st *lockcore.Stats) {
 	// Stale hint: unlockSlow's waking-set comes before its kick, so this
 	// retirement by the kicked holder cannot come first and be undone.
 	// step: retire-hint
-	if l.waking.Load() == ticket|1 {
-		l.waking.CompareAndSwap(ticket|1, 0)
+	if l.waking.Load() == ticket|wakingTag {
+		l.waking.CompareAndSwap(ticket|wakingTag, 0)
 	}
 	if lockcore.StatsOn.Load() {
 		st.IncHint(ticket, evAcquiredSlow)
@@ -300,17 +322,14 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 	w.Arm()
 	// step: publish
 	waiters.Publish(w, lockcore.Key(l), uint64(ticket))
-	// Misrouted kick: withdraw on every way out, a panicking halt hook (a
-	// cross-vCPU call's handler run on the way into or out of the halt)
-	// included: the table must not route a later table-kick for this
-	// ticket to a waiter that is no longer halted on it, nor keep a reused
-	// waiter linked in two buckets.
+	// Misrouted kick: withdraw on every way out, a panicking halt hook's
+	// included, so that no later table-kick for this ticket finds a waiter
+	// that no longer halts on it.
 	defer waiters.Withdraw(w)
 	st.Inc(slot, evTakenSlow)
-	// Lost wakeup, flag: an atomic RMW, then the recheck. With the
-	// unlocker's atomic add at unlock-release, either its flag test sees
-	// this flag (and kicks us) or our recheck sees its new head. A plain
-	// store here could let both miss.
+	// Lost wakeup, flag: an atomic RMW, then the recheck. Either
+	// unlock-release's add finds this flag and kicks us, or the recheck
+	// sees its head; with a plain store both could miss.
 	// step: set-flag
 	l.word.Or(flagBit)
 	faults.Inject(faults.TicketFlagRecheck)
@@ -328,38 +347,33 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 	return false
 }
 
-// unlockSlow runs when the released word carried the slowpath flag
-// (the kernel's __ticket_unlock_slowpath). prev is the word before the
-// release. The flag says that a ticket holder may have halted, or that
-// passive waiters wait at the gate, and it is cleared only by a CAS
-// against the released snapshot, never by a blind store, which could erase
-// a flag a new waiter just set.
-func (l *Lock) unlockSlow(prev uint64, inc uint32) {
+// unlockSlow runs when the released word carried the slowpath flag (the
+// kernel's __ticket_unlock_slowpath), so only for a PV lock. prev is the
+// word before the release. The flag is cleared only by a CAS against the
+// released word, never by a blind store, which could erase a flag a new
+// waiter just set.
+func (l *Lock) unlockSlow(prev uint64) {
 	faults.Inject(faults.TicketUnlockKick)
 	st := l.stats()
 	st.Inc(-1, evReleasedSlow)
 	head, tail := split(prev)
-	next := head + inc // the ticket now being served
+	next := head + pvInc // the ticket now being served
 	released := uint64(tail)<<tailShift | uint64(next)
-	// Lost wakeup, gate: read after the release, as a passive waiter's
-	// count comes before its flag and its re-check of the lock (see
-	// lockcore.Gate): a waiter we miss here sees the lock free.
+	queued := !free(released, pvInc) // ticket next is taken: its holder may have halted
+	// Lost wakeup, gate: read after the release. A passive waiter counts
+	// itself before gate-set-flag and its re-check, so one we miss here
+	// sees the lock free.
 	// step: unlock-gate-check
 	passive := l.gate.Waiting()
-	if tail&^1 == next && !passive {
-		// Erased flag: nobody queued when we snapshotted, and nobody waits
-		// at the gate, so clear the flag, but only if the word is still
-		// exactly that (flag set, no new ticket taken). A waiter that took
-		// a ticket since, and whose set-flag in halt follows, makes this
-		// CAS fail, and we kick.
+	if !queued && !passive {
+		// Erased flag: nobody queued or waits, so clear the flag, but only
+		// if the word is still the released one: a ticket taken since (and
+		// the set-flag that may follow it) fails the CAS, and we kick.
 		// step: clear-cas
 		if l.word.CompareAndSwap(released, released&^flagBit) {
-			// Lost wakeup, gate: a passive waiter that counted itself
-			// after our look at the gate may have set its mark on a flag
-			// that was set already, and this CAS just erased it. Look
-			// again: its count came before its mark, which came before
-			// this CAS. If it waits, set the flag again and let the gate
-			// admit, as a flagged release would.
+			// Lost wakeup, gate: a waiter counted after unlock-gate-check
+			// may have set gate-set-flag on our flag, which clear-cas just
+			// erased. Look again; if it waits, flag and admit.
 			if !l.gate.Waiting() {
 				return
 			}
@@ -370,7 +384,7 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 	}
 	// Only an active waiter of the gate holds a ticket: with none, there
 	// is no ticket holder to kick.
-	if tail&^1 != next || l.gate.Active() != 0 {
+	if queued || l.gate.Active() != 0 {
 		l.kickNext(st, next)
 	}
 	if passive {
@@ -383,19 +397,16 @@ func (l *Lock) unlockSlow(prev uint64, inc uint32) {
 // has not, it is still spinning and will see head on its own, or its
 // re-check after flagging will.
 func (l *Lock) kickNext(st *lockcore.Stats, next uint32) {
-	// Tell spinners that the new head's holder is waking up, not running:
-	// they halt instead of spinning through its wake-up.
-	// Stale hint: the hint is set before the kick, so that the woken
-	// holder's retire-hint (in acquired) cannot come first and leave it
-	// set; if the holder was not asleep (it was polling, or had not halted
-	// yet) it runs already, and waking-undo takes the hint back at once.
+	// Stale hint: spinners halt on the hint (early-halt). It is set before
+	// table-kick, so the woken holder's retire-hint cannot come first; a
+	// holder that was not asleep runs already, and waking-undo retires it.
 	// step: waking-set
-	l.waking.Store(next | 1)
+	l.waking.Store(next | wakingTag)
 	// step: table-kick
 	w, asleep, _ := waiters.KickWaiter(lockcore.Key(l), uint64(next))
 	if !asleep {
 		// step: waking-undo
-		l.waking.CompareAndSwap(next|1, 0)
+		l.waking.CompareAndSwap(next|wakingTag, 0)
 	}
 	if w != nil {
 		st.Inc(-1, evReleasedSlowKicked)

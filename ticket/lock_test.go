@@ -245,7 +245,7 @@ func TestDirectedKick(t *testing.T) {
 func TestKickBeforeHalt(t *testing.T) {
 	l := New()
 	l.Lock()
-	inc, _ := l.inc()
+	inc := uint32(consts[l.mode].inc)
 	ticket := uint32(l.word.Add(uint64(inc)<<tailShift)>>tailShift) - inc // a waiter's ticket
 	w := kick.NewWaiter(kick.Park)
 	w.Arm()
@@ -332,7 +332,7 @@ func TestTryLock(t *testing.T) {
 func TestIsContended(t *testing.T) {
 	for _, v := range variants {
 		l := v.new()
-		inc, _ := l.inc()
+		inc := uint32(consts[l.mode].inc)
 		if l.IsContended() || l.IsLocked() {
 			t.Fatalf("%s: free lock reports contended/locked", v.name)
 		}
@@ -367,7 +367,7 @@ func TestIsContended(t *testing.T) {
 func TestWrapAroundExact(t *testing.T) {
 	for _, v := range variants {
 		l := v.new()
-		inc, _ := l.inc()
+		inc := uint32(consts[l.mode].inc)
 		h := uint32(0) - inc
 		l.word.Store(uint64(h)<<tailShift | uint64(h)) // free, at the last ticket
 		l.Lock()
@@ -390,7 +390,7 @@ func TestWrapAroundContended(t *testing.T) {
 	for _, v := range variants {
 		for _, oc := range []float64{1, 2} {
 			l := v.new()
-			inc, _ := l.inc()
+			inc := uint32(consts[l.mode].inc)
 			start := uint32(0) - 500*inc // 500 tickets before the wrap
 			l.word.Store(uint64(start)<<tailShift | uint64(start))
 			before := Stats(ModePV).Snapshot()
@@ -447,7 +447,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	before := Stats(ModePV).Snapshot()
 	l.Lock()
 	head := uint32(l.word.Load())
-	inc, _ := l.inc()
+	inc := uint32(consts[l.mode].inc)
 	l.waking.Store(head | 1) // as if head's holder had been kicked and not run yet
 	done := make(chan struct{})
 	go func() {
@@ -477,7 +477,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 	l := New(SpinThreshold(1))
 	before := Stats(ModePV).Snapshot()
 	l.Lock()
-	inc, _ := l.inc()
+	inc := uint32(consts[l.mode].inc)
 	next := uint32(l.word.Load()) + inc
 	acquired := make(chan uint32) // the hint as the woken holder sees it
 	release := make(chan struct{})
@@ -560,7 +560,7 @@ func (panicHook) Resumed() {}
 func TestHaltPanicWithdraws(t *testing.T) {
 	l := New(SpinThreshold(1))
 	l.Lock()
-	inc, _ := l.inc()
+	inc := uint32(consts[l.mode].inc)
 	next := uint32(l.word.Load()) + inc
 	recovered := make(chan any)
 	go func() {

@@ -11,8 +11,8 @@ import (
 
 // fastPaths lists, per package, the methods that must inline.
 var fastPaths = map[string][]string{
-	"github.com/pvlock/pvlock/ticket": {"(*Lock).Lock", "(*Lock).Unlock"},
-	"github.com/pvlock/pvlock/qspin": {"(*Lock).Lock", "(*Lock).Unlock",
+	"github.com/pvlock/pvlock/ticket": {"(*Lock).Lock", "(*Lock).Unlock", "(*Lock).lock", "(*Lock).unlock", "(*Lock).TryLock"},
+	"github.com/pvlock/pvlock/qspin": {"(*Lock).Lock", "(*Lock).Unlock", "(*Lock).unlock", "(*Lock).TryLock",
 		"(*RWLock).RLock", "(*RWLock).RUnlock", "(*RWLock).Lock", "(*RWLock).Unlock"},
 }
 
