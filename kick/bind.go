@@ -158,10 +158,9 @@ func Get() *Waiter {
 // Put returns a waiter obtained from Get. Bound waiters are left alone,
 // Park-backed ones included: only a waiter that came from the pool goes
 // back to it, so an unbound goroutine never gets a vCPU's waiter (and
-// never changes its Slot or Owner).
+// never changes its Slot).
 func Put(w *Waiter) {
 	if w.pooled {
-		w.Owner = nil
 		pool.Put(w)
 	}
 }

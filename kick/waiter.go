@@ -122,11 +122,9 @@ type Waiter struct {
 	wake  chan struct{}
 	timer *time.Timer // the Park backend's halt timeout, reused
 
-	// Owner is an opaque value the creator attaches (pvlock stores the
-	// vCPU here). It is not used by this package.
-	Owner any
 	// Slot is a small integer identifying the Waiter's owner for sharded
-	// statistics (pvlock stores the vCPU's global index here).
+	// statistics (pvlock stores the vCPU's global index here). It is not
+	// used by this package.
 	Slot int
 	// Hook, if set before the Waiter is first used, is told about each
 	// real sleep (see HaltHook).

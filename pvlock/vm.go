@@ -235,11 +235,16 @@ type VCPU struct {
 	stealStart atomic.Int64 // run_delay when the vCPU started, ns
 	stealEnd   atomic.Int64 // run_delay when it stopped, ns; -1 while running
 
-	locks lockcore.VCPU // what lock waiters on this vCPU use; its waiter's Owner
+	locks lockcore.VCPU // what lock waiters on this vCPU use, attached while it runs
 
 	exec execState  // running, halted or offline, for cross-vCPU calls (vcpu.go)
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
+
+// SiblingSpin returns the vCPU's current sibling spin window: how many
+// spins its PV lock waiters spend while another vCPU homed on its CPU
+// waits for the CPU (the pvlock_vcpu_sibling_spin_polls gauge).
+func (v *VCPU) SiblingSpin() uint32 { return v.locks.SiblingSpin() }
 
 // Repin moves the running vCPU's thread onto cpus (sched_setaffinity) for
 // the rest of the current run; the next Run pins it by its Config again,
@@ -278,7 +283,11 @@ func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, read
 		ready.Done()
 		return
 	}
-	v.waiter.Slot = v.id
+	// Attached before the waiter is bound (and detached after it is
+	// unbound): a waiter this thread finds always leads to its vCPU. Attach
+	// sets the waiter's Slot to the global index.
+	v.locks.Attach(v.id)
+	defer v.locks.Detach()
 	v.waiter.SetDomain(domainOf(v))
 	if err := kick.Bind(v.waiter); err != nil {
 		fail(fmt.Errorf("pvlock: vCPU %d of %s: %w", v.index, v.vm.name, err))

@@ -81,6 +81,12 @@ type VCPU struct {
 	brk  breakState // lock-break bookkeeping (lockbreak.go)
 }
 
+// SiblingSpin returns the vCPU's current sibling spin window: how many
+// spins its PV lock waiters spend while another vCPU homed on its CPU
+// waits for the CPU (the pvlock_vcpu_sibling_spin_polls gauge). Off Linux
+// no vCPU runs: always 0.
+func (v *VCPU) SiblingSpin() uint32 { return 0 }
+
 // Repin moves the running vCPU's thread onto cpus. Off Linux it returns an
 // error that wraps errors.ErrUnsupported.
 func (v *VCPU) Repin(cpus []int) error {

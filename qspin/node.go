@@ -132,12 +132,15 @@ func pushNode(n *qnode) {
 // returns a nil node when the pool is exhausted.
 func getNode() (*qnode, *kick.Waiter) {
 	w := kick.Current()
-	if w != nil && w.Slot >= 0 && w.Slot < vcpuNodes {
+	// Only a running vCPU's own waiter takes the node of its Slot
+	// (lockcore.Of checks that the vCPU attached there has w as its
+	// waiter), so a waiter bound outside pvlock, whose Slot may be any
+	// vCPU's, never shares that vCPU's node: it takes a pooled one.
+	if lockcore.Of(w) != nil && w.Slot < vcpuNodes {
 		n := ensureNode(uint32(w.Slot))
-		// Always free on a vCPU thread, which runs one goroutine that
-		// waits for one lock at a time; busy only if a waiter bound
-		// outside pvlock reuses a vCPU's Slot, and then a pooled node
-		// serves instead.
+		// Free unless the vCPU queues for a second lock while queued for
+		// a first (a cross-vCPU call it serves from its spin may take a
+		// lock that does not halt); then a pooled node serves instead.
 		if n.busy.CompareAndSwap(0, 1) {
 			n.waiter.Store(w)
 			return n, w

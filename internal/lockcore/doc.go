@@ -19,8 +19,10 @@
 //
 // For the runtime: the policy variables pvlock.SetPolicy writes (PVSpin,
 // StatsOn, HaltTimeout, DirectedYield, Restrict, YieldSlice: policy.go),
-// and VCPU, the lock-facing state a pvlock.VCPU holds (its sibling spin window and its poll of cross-vCPU
-// calls), found from a waiter's kick.Waiter.Owner.
+// and VCPU, the lock-facing state a pvlock.VCPU holds (its sibling spin
+// window and its poll of cross-vCPU calls), attached at the vCPU's global
+// index while it runs and found from the calling thread's kick.Waiter by
+// that index (Of).
 //
 // lockcore must not import pvlock: pvlock imports it.
 package lockcore

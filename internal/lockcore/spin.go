@@ -60,7 +60,7 @@ type Spinner struct {
 func NewSpinner(threshold uint32, fixed bool) Spinner {
 	s := Spinner{limit: threshold}
 	if w := kick.Current(); w != nil {
-		if v, ok := w.Owner.(*VCPU); ok {
+		if v := Of(w); v != nil {
 			s.v = v // for poll, fixed or not
 			if !fixed {
 				s.d = w.Domain()

@@ -434,7 +434,7 @@ func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollSuccessNanos)/1e9, append(labels, "success")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollFailNanos)/1e9, append(labels, "fail")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollWindowDesc, prometheus.GaugeValue, float64(w.PollWindowNanos)/1e9, labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(lockcore.Of(v.Waiter()).SiblingSpin()), labels...)
+		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(v.SiblingSpin()), labels...)
 	}
 }
 

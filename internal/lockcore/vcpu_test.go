@@ -1,0 +1,64 @@
+package lockcore
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/pvlock/pvlock/kick"
+)
+
+// TestOfFindsOnlyTheAttachedWaiter checks the lock core's identity table:
+// Of finds a vCPU from its own waiter while it is attached, and never from
+// another waiter with the same Slot (one bound outside pvlock, whose Slot
+// is 0 unless set), a pooled waiter or nil.
+func TestOfFindsOnlyTheAttachedWaiter(t *testing.T) {
+	const slot = MaxVCPUs - 1 // no test vCPU uses it
+	w := kick.NewWaiter(kick.Futex)
+	var v VCPU
+	polls := 0
+	v.Init(w, func() { polls++ })
+	if Of(w) != nil {
+		t.Fatal("Of found a vCPU that is not attached yet")
+	}
+	v.Attach(slot)
+	defer v.Detach() // on a skip; Detach is idempotent
+	if w.Slot != slot {
+		t.Errorf("Attach set the waiter's Slot to %d, want %d", w.Slot, slot)
+	}
+	if Of(w) != &v {
+		t.Error("Of did not find the attached vCPU from its waiter")
+	}
+	foreign := kick.NewWaiter(kick.Futex)
+	foreign.Slot = slot
+	if Of(foreign) != nil {
+		t.Error("Of found a vCPU from a foreign waiter with its Slot")
+	}
+	pooled := kick.Get()
+	if Of(pooled) != nil {
+		t.Error("Of found a vCPU from a pooled waiter")
+	}
+	kick.Put(pooled)
+	if Of(nil) != nil {
+		t.Error("Of(nil) found a vCPU")
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = Of(w) }); n != 0 {
+		t.Errorf("Of allocates %v times", n)
+	}
+
+	// Bound to this thread, the waiter leads PollCurrent to the vCPU.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := kick.Bind(w); err != nil {
+		t.Skip(err) // no way to identify the thread in this build
+	}
+	PollCurrent()
+	kick.Unbind()
+	if polls != 1 {
+		t.Errorf("PollCurrent on the vCPU's thread polled %d times, want 1", polls)
+	}
+
+	v.Detach()
+	if Of(w) != nil {
+		t.Error("Of found a detached vCPU")
+	}
+}
