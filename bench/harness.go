@@ -231,6 +231,17 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 	return row, nil
 }
 
+// lockAndVMs looks up the Spec's lock and makes its VMs (newVMs): how a
+// lab workload that runs one lock starts.
+func lockAndVMs(spec Spec) (locks.Kind, []*pvlock.VM, error) {
+	lk, err := locks.Lookup(spec.Lock)
+	if err != nil {
+		return locks.Kind{}, nil, err
+	}
+	vms, err := newVMs(spec)
+	return lk, vms, err
+}
+
 // newVMs makes the Spec's VMs, the lab's one VM builder: round(Overcommit·CPUs)
 // vCPUs in all, split as evenly as possible, continuing one pinning
 // round-robin. They are named after the workload, lock and factor (and

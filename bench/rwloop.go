@@ -244,11 +244,7 @@ func MeasureRWLoop(ctx context.Context, spec RWLoopSpec) (RWLoopRow, error) {
 	if spec.Params.WriteEvery <= 0 {
 		spec.Params.WriteEvery = DefaultWriteEvery
 	}
-	lk, err := locks.Lookup(spec.Lock)
-	if err != nil {
-		return RWLoopRow{}, err
-	}
-	vms, err := newVMs(spec.Spec)
+	lk, vms, err := lockAndVMs(spec.Spec)
 	if err != nil {
 		return RWLoopRow{}, err
 	}

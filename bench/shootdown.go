@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -181,11 +180,7 @@ func MeasureShootdown(ctx context.Context, spec ShootdownSpec) (ShootdownRow, er
 	if spec.Mode != pvlock.ShootdownPV && spec.Mode != pvlock.ShootdownNative {
 		return ShootdownRow{}, fmt.Errorf("bench: shootdown: unknown mode %d", int(spec.Mode))
 	}
-	lk, err := locks.Lookup(spec.Lock)
-	if err != nil {
-		return ShootdownRow{}, err
-	}
-	vms, err := newVMs(spec.Spec)
+	lk, vms, err := lockAndVMs(spec.Spec)
 	if err != nil {
 		return ShootdownRow{}, err
 	}

@@ -110,9 +110,12 @@ var (
 
 // NameStats returns the statistics of the locks named name whose unnamed
 // statistics are base, one per mode (base[m] is mode m's, as in a lock
-// package's table). Every lock of the kind with that name shares them. It
-// returns nil for the empty name, and nil, counting the lock in
-// NameOverflows, once MaxLockNames names of the kind exist.
+// package's table): what the lock packages' Name option gives a lock.
+// Every lock of the kind with that name shares them, apart from the
+// unnamed locks', and the Prometheus metrics label them name=name. It
+// returns nil for the empty name, which is no name, and nil, counting the
+// lock in NameOverflows, once MaxLockNames names of the kind exist: names
+// come from a small fixed set.
 func NameStats(base []*Stats, name string) *Named {
 	if name == "" {
 		return nil

@@ -192,3 +192,6 @@ func (*gated) MarkPassive() {}
 
 // Free reports whether nobody holds the lock.
 func (g *gated) Free() bool { return !(*Lock)(g).IsLocked() }
+
+// stats returns the statistics the lock counts in (lockcore.LockStats).
+func (l *Lock) stats() *lockcore.Stats { return lockcore.LockStats(l.named, modeStats[:], l.mode) }

@@ -1,12 +1,9 @@
 package qspin
 
 import (
-	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
-	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Option configures a Lock made by New.
@@ -24,35 +21,27 @@ func TAS() Option { return func(l *Lock) { l.mode = ModeTAS } }
 // takes the lock ahead of queued waiters.
 func NoStealing() Option { return func(l *Lock) { l.mode = ModePVNoSteal } }
 
+// NoRestriction turns the lock's concurrency restriction off: every waiter
+// enters the slow path, however saturated the lock (see
+// pvlock.Policy.Restrict, which turns it off for every lock).
+func NoRestriction() Option { return func(l *Lock) { l.unrestrict = true } }
+
 // SpinThreshold sets how many times a PV waiter polls before it halts
 // (default pvlock.DefaultSpinThreshold); it also bounds one lock-stealing
 // attempt. 0 restores the default.
 func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold(n) } }
 
-// SpinDuration sets the PV spin threshold as a time, converted to polls
-// with this machine's measured cost of one poll.
+// SpinDuration is SpinThreshold given as a time, converted to polls with
+// this machine's measured cost of one poll.
 func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
 
-// Name gives the lock statistics of its own, under name: its counters are
-// those of the locks of its kind and mode with that name, apart from the
-// unnamed locks' (Stats), and the Prometheus metrics label them name=name.
-// Locks that share a name share the statistics. Names come from a small
-// fixed set: at most lockstat.MaxLockNames (64) names per lock kind have
-// statistics of their own, and a lock named after that counts with the
-// unnamed ones (pvlock.LockNameOverflows counts it). The empty name is no
-// name. Name panics if name is not valid UTF-8, which no metric label may
-// hold.
+// Name gives the lock the statistics of the qspin locks named name, of
+// its mode, apart from the unnamed locks' (Stats; lockstat.NameStats has
+// the rules). It panics if name is not valid UTF-8.
 func Name(name string) Option {
-	if !utf8.ValidString(name) {
-		panic(fmt.Sprintf("%s: lock name %q is not valid UTF-8", "qspin", name))
-	}
-	return func(l *Lock) { l.named = lockstat.NameStats(modeStats[:], name) }
+	named := lockcore.NameStats("qspin", modeStats[:], name)
+	return func(l *Lock) { l.named = named() }
 }
-
-// NoRestriction turns the lock's concurrency restriction off: every waiter
-// enters the slow path, however saturated the lock (see
-// pvlock.Policy.Restrict, which turns it off for every lock).
-func NoRestriction() Option { return func(l *Lock) { l.unrestrict = true } }
 
 // New returns an unlocked Lock configured by opts (PV with stealing by
 // default).

@@ -24,38 +24,32 @@ const (
 	numRWEvents
 )
 
-// Event names reported by RWStats snapshots. Each event says the role,
-// reader or writer, of the goroutine it counts.
+// Event names reported by RWStats snapshots. They come in pairs, one
+// event for each role, reader or writer, of the goroutine it counts:
+//
+//   - ReadAcquisitions, WriteAcquisitions: successful RLocks and
+//     TryRLocks; Locks and TryLocks, counted at their Unlock. Each lock
+//     counts them in its own cache line and adds them to the counter 1024
+//     at a time (while pvlock.Policy.Stats is on), so the counter trails
+//     each lock by fewer than 1024, as qspin's Acquisitions does.
+//   - ReadSlowpath, WriteSlowpath: RLocks that found a writer, and Locks
+//     that found the lock held, and queued.
+//   - ReadHalts, WriteHalts: halts of queue heads (PV): a reader's, waiting
+//     for the writer inside to leave; a writer's, waiting for the readers
+//     inside to leave.
+//   - ReadKicks, WriteKicks: kicks of a halted writer head by the reader
+//     whose count was the last one inside; kicks of a halted head by the
+//     writer's Unlock.
+//   - RWHaltTimeouts, RWLostWakeups: queue-head halts ended by the
+//     pvlock.Policy.HaltTimeout watchdog (event halt_timeouts); those of
+//     them whose way in was open, yet whose kick did not come within
+//     another watchdog period (lost_wakeups).
 const (
-	// ReadAcquisitions counts successful RLocks and TryRLocks. Each lock
-	// counts them in its own cache line and adds them to this counter 1024
-	// at a time (while pvlock.Policy.Stats is on), so the counter trails
-	// each lock by fewer than 1024.
-	ReadAcquisitions = lockcore.ReadAcquisitions
-	// WriteAcquisitions counts successful Locks and TryLocks, counted at
-	// their Unlock, 1024 at a time per lock, as qspin's Acquisitions.
-	WriteAcquisitions = lockcore.WriteAcquisitions
-	// ReadSlowpath counts RLocks that found a writer and queued.
-	ReadSlowpath = lockcore.ReadSlowpath
-	// WriteSlowpath counts Locks that found the lock held and queued.
-	WriteSlowpath = lockcore.WriteSlowpath
-	// ReadHalts counts halts of reader queue heads, waiting for the writer
-	// inside to leave (PV).
-	ReadHalts = lockcore.ReadHalts
-	// WriteHalts counts halts of writer queue heads, waiting for the
-	// readers inside to leave (PV).
-	WriteHalts = lockcore.WriteHalts
-	// ReadKicks counts kicks of a halted writer head by the reader whose
-	// count was the last one inside.
-	ReadKicks = lockcore.ReadKicks
-	// WriteKicks counts kicks of a halted head by the writer's Unlock.
-	WriteKicks = lockcore.WriteKicks
-	// RWHaltTimeouts counts queue-head halts ended by the
-	// pvlock.Policy.HaltTimeout watchdog (event halt_timeouts).
-	RWHaltTimeouts = lockcore.HaltTimeouts
-	// RWLostWakeups counts those halts whose way in was open, yet whose
-	// kick did not come within another watchdog period (lost_wakeups).
-	RWLostWakeups = lockcore.LostWakeups
+	ReadAcquisitions, WriteAcquisitions = lockcore.ReadAcquisitions, lockcore.WriteAcquisitions
+	ReadSlowpath, WriteSlowpath         = lockcore.ReadSlowpath, lockcore.WriteSlowpath
+	ReadHalts, WriteHalts               = lockcore.ReadHalts, lockcore.WriteHalts
+	ReadKicks, WriteKicks               = lockcore.ReadKicks, lockcore.WriteKicks
+	RWHaltTimeouts, RWLostWakeups       = lockcore.HaltTimeouts, lockcore.LostWakeups
 )
 
 var rwEventNames = []string{

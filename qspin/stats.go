@@ -159,20 +159,11 @@ var modeStats = [...]*lockcore.Stats{
 	ModeTAS:       lockstat.New(lockcore.KindTAS, lockcore.ModeNative, eventNames),
 }
 
-// stats returns the statistics the lock counts in: its name's, if New
-// gave it a name, else its mode's.
-func (l *Lock) stats() *lockcore.Stats {
-	if l.named != nil {
-		return l.named.Mode(int(l.mode))
-	}
-	return modeStats[l.mode]
-}
-
 // Stats returns the statistics of all qspin locks of mode m, summed over
 // vCPUs (kind "qspin", mode m.String()). It panics on an unknown mode.
 // Halt durations go to the lockstat.Stats blocked-time histogram.
 func Stats(m Mode) *lockstat.Stats {
-	return (*lockstat.Stats)(lockcore.ModeStats("qspin", modeStats[:], m))
+	return lockcore.ModeStats("qspin", modeStats[:], m)
 }
 
 // WakeLatency returns the mean kick-to-wake-up latency recorded in a

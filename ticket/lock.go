@@ -428,3 +428,6 @@ func (g *gated) MarkPassive() { g.word.Or(flagBit) }
 
 // Free reports whether nobody holds the lock.
 func (g *gated) Free() bool { return !(*Lock)(g).IsLocked() }
+
+// stats returns the statistics the lock counts in (lockcore.LockStats).
+func (l *Lock) stats() *lockcore.Stats { return lockcore.LockStats(l.named, modeStats[:], l.mode) }

@@ -1,12 +1,9 @@
 package ticket
 
 import (
-	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
-	"github.com/pvlock/pvlock/lockstat"
 )
 
 // Option configures a Lock made by New.
@@ -16,34 +13,28 @@ type Option func(*Lock)
 // spin, never halt.
 func Native() Option { return func(l *Lock) { l.mode = ModeNative } }
 
-// SpinThreshold sets how many times a PV waiter polls the lock before it
-// halts (default pvlock.DefaultSpinThreshold). 0 restores the default.
+// SpinThreshold sets how many times a PV waiter polls the head before it
+// halts on its ticket (default pvlock.DefaultSpinThreshold). 0 restores
+// the default.
 func SpinThreshold(n uint32) Option { return func(l *Lock) { l.spin.SetThreshold(n) } }
 
-// SpinDuration sets the PV spin threshold as a time, converted to polls
-// with this machine's measured cost of one poll.
+// SpinDuration sets the PV spin threshold in time rather than polls: d
+// over the measured cost of one poll on this machine.
 func SpinDuration(d time.Duration) Option { return func(l *Lock) { l.spin.SetDuration(d) } }
-
-// Name gives the lock statistics of its own, under name: its counters are
-// those of the locks of its kind and mode with that name, apart from the
-// unnamed locks' (Stats), and the Prometheus metrics label them name=name.
-// Locks that share a name share the statistics. Names come from a small
-// fixed set: at most lockstat.MaxLockNames (64) names per lock kind have
-// statistics of their own, and a lock named after that counts with the
-// unnamed ones (pvlock.LockNameOverflows counts it). The empty name is no
-// name. Name panics if name is not valid UTF-8, which no metric label may
-// hold.
-func Name(name string) Option {
-	if !utf8.ValidString(name) {
-		panic(fmt.Sprintf("%s: lock name %q is not valid UTF-8", "ticket", name))
-	}
-	return func(l *Lock) { l.named = lockstat.NameStats(modeStats[:], name) }
-}
 
 // NoRestriction turns the lock's concurrency restriction off: every waiter
 // takes a ticket, however saturated the lock (see pvlock.Policy.Restrict,
 // which turns it off for every lock).
 func NoRestriction() Option { return func(l *Lock) { l.unrestrict = true } }
+
+// Name makes the lock count in the statistics of the ticket locks of its
+// mode named name (lockstat.NameStats says how names are shared and
+// limited), not in the unnamed locks' (Stats). A name that is not valid
+// UTF-8 panics.
+func Name(name string) Option {
+	named := lockcore.NameStats("ticket", modeStats[:], name)
+	return func(l *Lock) { l.named = named() }
+}
 
 // New returns an unlocked Lock configured by opts (PV by default).
 func New(opts ...Option) *Lock { return lockcore.New(opts) }

@@ -83,18 +83,9 @@ var modeStats = [...]*lockcore.Stats{
 	ModeNative: lockstat.New(lockcore.KindTicket, ModeNative.String(), eventNames),
 }
 
-// stats returns the statistics the lock counts in: its name's, if New
-// gave it a name, else its mode's.
-func (l *Lock) stats() *lockcore.Stats {
-	if l.named != nil {
-		return l.named.Mode(int(l.mode))
-	}
-	return modeStats[l.mode]
-}
-
 // Stats returns the statistics of all ticket locks of mode m, summed over
 // vCPUs (kind "ticket", mode m.String()). It panics on an unknown mode.
 // Halt durations go to the lockstat.Stats blocked-time histogram.
 func Stats(m Mode) *lockstat.Stats {
-	return (*lockstat.Stats)(lockcore.ModeStats("ticket", modeStats[:], m))
+	return lockcore.ModeStats("ticket", modeStats[:], m)
 }

@@ -207,49 +207,60 @@ const PassiveWaits = "passive_waits"
 // another fact: the spin of waiters of a lock with stealing.)
 const ShortVariantThreshold = 64
 
+// nativeKind is the Kind of a native spinlock made by newLock, counting in
+// st: a FIFO spinner.
+func nativeKind(name, doc string, st *lockstat.Stats, newLock func() sync.Locker) Kind {
+	return Kind{Name: name, Doc: doc, FIFOSpin: true, New: newLock, Stats: StatsCounters(st)}
+}
+
+// pvKind is the Kind of a PV lock that newLock makes with opts, counting
+// in st: its fixed-threshold twin adds threshold(n) to opts, and the
+// passive waiters of its gate are counted.
+func pvKind[O any, L sync.Locker](name, doc string, st *lockstat.Stats, newLock func(...O) L, threshold func(uint32) O, opts ...O) Kind {
+	return Kind{Name: name, Doc: doc,
+		New:           func() sync.Locker { return newLock(opts...) },
+		WithThreshold: func(n uint32) sync.Locker { return newLock(append(slices.Clip(opts), threshold(n))...) },
+		Stats:         StatsCounters(st), Passive: PassiveCounter(st)}
+}
+
+// shortKind is the torture's -short variant of k: k with a spin threshold
+// of ShortVariantThreshold polls.
+func shortKind(k Kind, name, doc string) Kind {
+	short := k.WithThreshold
+	k.Name, k.Doc, k.TortureOnly, k.WithThreshold = name, doc, true, nil
+	k.New = func() sync.Locker { return short(ShortVariantThreshold) }
+	return k
+}
+
+// unrestrictedKind is the Kind of pvKind(name, ..., st, newLock,
+// threshold, opts) with its concurrency restriction off, a Variant named
+// name+Unrestricted: noRestriction is the lock package's NoRestriction.
+func unrestrictedKind[O any, L sync.Locker](name string, st *lockstat.Stats, newLock func(...O) L, threshold func(uint32) O, noRestriction O, opts ...O) Kind {
+	k := pvKind(name+Unrestricted, name+" with its concurrency restriction off: every waiter waits in the lock",
+		st, newLock, threshold, append(slices.Clip(opts), noRestriction)...)
+	k.Variant = true
+	return k
+}
+
 func init() {
-	Register(Kind{Name: "native-ticket", Doc: "ticket lock, INC=1, pure spinning", FIFOSpin: true,
-		New:   func() sync.Locker { return ticket.New(ticket.Native()) },
-		Stats: StatsCounters(ticket.Stats(ticket.ModeNative))})
-	Register(Kind{Name: "pv-ticket", Doc: "PV ticket lock: halt after the spin threshold, directed kick",
-		New:           func() sync.Locker { return ticket.New() },
-		WithThreshold: func(n uint32) sync.Locker { return ticket.New(ticket.SpinThreshold(n)) },
-		Stats:         StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
-	Register(Kind{Name: "pv-ticket-short", Doc: "PV ticket lock with a spin threshold of ShortVariantThreshold polls", TortureOnly: true,
-		New:   func() sync.Locker { return ticket.New(ticket.SpinThreshold(ShortVariantThreshold)) },
-		Stats: StatsCounters(ticket.Stats(ticket.ModePV)), Passive: PassiveCounter(ticket.Stats(ticket.ModePV))})
-	Register(Kind{Name: "native-qspin", Doc: "queued spinlock: pending bit, MCS queue, pure spinning", FIFOSpin: true,
-		New:   func() sync.Locker { return qspin.New(qspin.Native()) },
-		Stats: StatsCounters(qspin.Stats(qspin.ModeNative))})
-	Register(Kind{Name: "pv-qspin", Doc: "PV queued spinlock: halting queue, hashed head, bounded lock stealing until the head starves",
-		New:           func() sync.Locker { return qspin.New() },
-		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.SpinThreshold(n)) },
-		Stats:         StatsCounters(qspin.Stats(qspin.ModePV)), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
-	Register(Kind{Name: "pv-qspin-nosteal", Doc: "PV queued spinlock without lock stealing (strict FIFO)",
-		New:           func() sync.Locker { return qspin.New(qspin.NoStealing()) },
-		WithThreshold: func(n uint32) sync.Locker { return qspin.New(qspin.NoStealing(), qspin.SpinThreshold(n)) },
-		Stats:         StatsCounters(qspin.Stats(qspin.ModePVNoSteal)), Passive: PassiveCounter(qspin.Stats(qspin.ModePVNoSteal))})
-	Register(Kind{Name: "pv-qspin-short", Doc: "PV queued spinlock with a spin threshold of ShortVariantThreshold polls", TortureOnly: true,
-		New:   func() sync.Locker { return qspin.New(qspin.SpinThreshold(ShortVariantThreshold)) },
-		Stats: StatsCounters(qspin.Stats(qspin.ModePV)), Passive: PassiveCounter(qspin.Stats(qspin.ModePV))})
-	for _, v := range []struct {
-		name string
-		new  func() sync.Locker
-		fix  func(n uint32) sync.Locker
-		s    *lockstat.Stats
-	}{
-		{"pv-ticket", func() sync.Locker { return ticket.New(ticket.NoRestriction()) },
-			func(n uint32) sync.Locker { return ticket.New(ticket.NoRestriction(), ticket.SpinThreshold(n)) }, ticket.Stats(ticket.ModePV)},
-		{"pv-qspin", func() sync.Locker { return qspin.New(qspin.NoRestriction()) },
-			func(n uint32) sync.Locker { return qspin.New(qspin.NoRestriction(), qspin.SpinThreshold(n)) }, qspin.Stats(qspin.ModePV)},
-		{"pv-qspin-nosteal", func() sync.Locker { return qspin.New(qspin.NoStealing(), qspin.NoRestriction()) },
-			func(n uint32) sync.Locker {
-				return qspin.New(qspin.NoStealing(), qspin.NoRestriction(), qspin.SpinThreshold(n))
-			}, qspin.Stats(qspin.ModePVNoSteal)},
-	} {
-		Register(Kind{Name: v.name + Unrestricted, Doc: v.name + " with its concurrency restriction off: every waiter waits in the lock",
-			Variant: true, New: v.new, WithThreshold: v.fix, Stats: StatsCounters(v.s), Passive: PassiveCounter(v.s)})
-	}
+	Register(nativeKind("native-ticket", "ticket lock, INC=1, pure spinning", ticket.Stats(ticket.ModeNative),
+		func() sync.Locker { return ticket.New(ticket.Native()) }))
+	pvTicket := pvKind("pv-ticket", "PV ticket lock: halt after the spin threshold, directed kick",
+		ticket.Stats(ticket.ModePV), ticket.New, ticket.SpinThreshold)
+	Register(pvTicket)
+	Register(shortKind(pvTicket, "pv-ticket-short", "PV ticket lock with a spin threshold of ShortVariantThreshold polls"))
+	Register(nativeKind("native-qspin", "queued spinlock: pending bit, MCS queue, pure spinning", qspin.Stats(qspin.ModeNative),
+		func() sync.Locker { return qspin.New(qspin.Native()) }))
+	pvQspin := pvKind("pv-qspin", "PV queued spinlock: halting queue, hashed head, bounded lock stealing until the head starves",
+		qspin.Stats(qspin.ModePV), qspin.New, qspin.SpinThreshold)
+	Register(pvQspin)
+	pvNoSteal := pvKind("pv-qspin-nosteal", "PV queued spinlock without lock stealing (strict FIFO)",
+		qspin.Stats(qspin.ModePVNoSteal), qspin.New, qspin.SpinThreshold, qspin.NoStealing())
+	Register(pvNoSteal)
+	Register(shortKind(pvQspin, "pv-qspin-short", "PV queued spinlock with a spin threshold of ShortVariantThreshold polls"))
+	Register(unrestrictedKind("pv-ticket", ticket.Stats(ticket.ModePV), ticket.New, ticket.SpinThreshold, ticket.NoRestriction()))
+	Register(unrestrictedKind("pv-qspin", qspin.Stats(qspin.ModePV), qspin.New, qspin.SpinThreshold, qspin.NoRestriction()))
+	Register(unrestrictedKind("pv-qspin-nosteal", qspin.Stats(qspin.ModePVNoSteal), qspin.New, qspin.SpinThreshold, qspin.NoRestriction(), qspin.NoStealing()))
 	Register(Kind{Name: "tas", Doc: "test-and-set lock, the kernel's virt_spin_lock: unfair, no queue", Unfair: true,
 		New:   func() sync.Locker { return qspin.NewTAS() },
 		Stats: StatsCounters(qspin.Stats(qspin.ModeTAS))})

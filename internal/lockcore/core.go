@@ -1,11 +1,14 @@
 package lockcore
 
 import (
+	"fmt"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 )
 
 // NoCopy makes go vet's copylocks check flag copies of a struct that has
@@ -26,6 +29,19 @@ func New[L any, O ~func(*L)](opts []O) *L {
 		o(l)
 	}
 	return l
+}
+
+// NameStats is the body of a lock package's Name option. Called with the
+// option, it panics, with the package name pkg as the prefix, if name is
+// not valid UTF-8, which no metric label may hold. It returns what the
+// option does when applied: look up the statistics of the locks named name
+// among base, the package's unnamed statistics by mode
+// (lockstat.NameStats).
+func NameStats(pkg string, base []*lockstat.Stats, name string) func() *lockstat.Named {
+	if !utf8.ValidString(name) {
+		panic(fmt.Sprintf("%s: lock name %q is not valid UTF-8", pkg, name))
+	}
+	return func() *lockstat.Named { return lockstat.NameStats(base, name) }
 }
 
 // Key returns the identity of the lock l in the halt/kick tables and the

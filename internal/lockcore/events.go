@@ -1,6 +1,10 @@
 package lockcore
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/pvlock/pvlock/lockstat"
+)
 
 // Lock kinds and modes: the labels of a Stats (lockstat.Stats.Kind and
 // Mode, the lock and mode labels of the Prometheus metrics).
@@ -105,6 +109,16 @@ func Label[E ~int | ~uint8 | ~uint32](labels []string, v E, typ string) string {
 		return labels[v]
 	}
 	return fmt.Sprintf("%s(%d)", typ, v)
+}
+
+// LockStats returns the statistics a lock of mode m counts in: its name's
+// (named, from the package's Name option), if it has one, else stats[m],
+// its mode's.
+func LockStats[M ~uint8 | ~uint32](named *lockstat.Named, stats []*Stats, m M) *Stats {
+	if named != nil {
+		return named.Mode(int(m))
+	}
+	return stats[m]
 }
 
 // ModeStats returns stats[m], the statistics of a lock package's mode m,

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
@@ -149,44 +150,66 @@ var (
 	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
 		"Locks given a name after lockstat.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
 		nil, nil)
-
-	vcpuLabels    = []string{"vm", "vcpu"}
-	vcpuStealDesc = prometheus.NewDesc("pvlock_vcpu_steal_seconds_total",
-		"Time the vCPU thread was runnable but waiting for a CPU, during the VM's current or last run.",
-		vcpuLabels, nil)
-	vcpuHaltsDesc = prometheus.NewDesc("pvlock_vcpu_halts_total",
-		"Halts of the vCPU, including those that returned at once because the kick came first.",
-		vcpuLabels, nil)
-	vcpuKicksDesc = prometheus.NewDesc("pvlock_vcpu_kicks_received_total",
-		"Kicks delivered to the vCPU.",
-		vcpuLabels, nil)
-	// Halt-polling, after KVM's halt_attempted_poll, halt_successful_poll,
-	// halt_poll_invalid, halt_poll_success_ns and halt_poll_fail_ns. The
-	// counts are three metrics, not one with a result label, because the
-	// polls begun are a superset of the other two; the time spent is
-	// split by result, each poll's time going to exactly one.
-	vcpuPollsDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_total",
-		"Halt-polls begun by the vCPU: a superset of pvlock_vcpu_halt_polls_success_total and pvlock_vcpu_halt_polls_invalid_total.",
-		vcpuLabels, nil)
-	vcpuPollsSuccessDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_success_total",
-		"Halt-polls of the vCPU that caught their kick, so the vCPU did not sleep.",
-		vcpuLabels, nil)
-	vcpuPollsInvalidDesc = prometheus.NewDesc("pvlock_vcpu_halt_polls_invalid_total",
-		"Halt-polls of the vCPU cut short because a sibling vCPU on the same CPU became runnable (failed polls, as far as the poll time is concerned).",
-		vcpuLabels, nil)
-	vcpuPollSecondsDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_seconds_total",
-		"Time the vCPU spent halt-polling, in polls that caught their kick (result=success) and in polls that did not, cut short or not (result=fail).",
-		append(vcpuLabels, "result"), nil)
-	vcpuPollWindowDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_window_seconds",
-		"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns).",
-		vcpuLabels, nil)
-	vcpuSiblingSpinDesc = prometheus.NewDesc("pvlock_vcpu_sibling_spin_polls",
-		"The vCPU's current adaptive spin window, in polls, for PV lock waits while another vCPU on its CPU is runnable.",
-		vcpuLabels, nil)
-	vcpuHaltedDesc = prometheus.NewDesc("pvlock_vcpu_halted_seconds_total",
-		"Time the vCPU spent halted.",
-		vcpuLabels, nil)
 )
+
+var vcpuLabels = []string{"vm", "vcpu"}
+
+// vcpuMetric is a metric of every vCPU: its descriptor, its type, and its
+// value, read from the vCPU and a snapshot of its waiter's counters.
+type vcpuMetric struct {
+	desc  *prometheus.Desc
+	typ   prometheus.ValueType
+	value func(v *pvlock.VCPU, w *kick.Counters) float64
+}
+
+func newVCPUMetric(name, help string, typ prometheus.ValueType, value func(*pvlock.VCPU, *kick.Counters) float64) vcpuMetric {
+	desc := prometheus.NewDesc(prometheus.BuildFQName(namespace, "vcpu", name), help, vcpuLabels, nil)
+	return vcpuMetric{desc: desc, typ: typ, value: value}
+}
+
+// seconds converts a count of nanoseconds to seconds.
+func seconds(ns uint64) float64 { return float64(ns) / 1e9 }
+
+// vcpuMetrics are the per-vCPU metrics with the vCPU labels alone. The
+// halt-polling ones follow KVM's halt_attempted_poll, halt_successful_poll
+// and halt_poll_invalid: three metrics, not one with a result label,
+// because the polls begun are a superset of the other two.
+var vcpuMetrics = []vcpuMetric{
+	newVCPUMetric("steal_seconds_total",
+		"Time the vCPU thread was runnable but waiting for a CPU, during the VM's current or last run.",
+		prometheus.CounterValue, func(v *pvlock.VCPU, _ *kick.Counters) float64 { return v.Steal().Seconds() }),
+	newVCPUMetric("halts_total",
+		"Halts of the vCPU, including those that returned at once because the kick came first.",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.Halts + w.EarlyKicks) }),
+	newVCPUMetric("kicks_received_total",
+		"Kicks delivered to the vCPU.",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.KicksReceived) }),
+	newVCPUMetric("halted_seconds_total",
+		"Time the vCPU spent halted.",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return seconds(w.HaltedNanos) }),
+	newVCPUMetric("halt_polls_total",
+		"Halt-polls begun by the vCPU: a superset of pvlock_vcpu_halt_polls_success_total and pvlock_vcpu_halt_polls_invalid_total.",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsAttempted) }),
+	newVCPUMetric("halt_polls_success_total",
+		"Halt-polls of the vCPU that caught their kick, so the vCPU did not sleep.",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsSuccessful) }),
+	newVCPUMetric("halt_polls_invalid_total",
+		"Halt-polls of the vCPU cut short because a sibling vCPU on the same CPU became runnable (failed polls, as far as the poll time is concerned).",
+		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsInvalid) }),
+	newVCPUMetric("halt_poll_window_seconds",
+		"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns).",
+		prometheus.GaugeValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return seconds(w.PollWindowNanos) }),
+	newVCPUMetric("sibling_spin_polls",
+		"The vCPU's current adaptive spin window, in polls, for PV lock waits while another vCPU on its CPU is runnable.",
+		prometheus.GaugeValue, func(v *pvlock.VCPU, _ *kick.Counters) float64 { return float64(v.SiblingSpin()) }),
+}
+
+// vcpuPollSecondsDesc is the time spent halt-polling, after KVM's
+// halt_poll_success_ns and halt_poll_fail_ns, split by result: each poll's
+// time goes to exactly one.
+var vcpuPollSecondsDesc = prometheus.NewDesc("pvlock_vcpu_halt_poll_seconds_total",
+	"Time the vCPU spent halt-polling, in polls that caught their kick (result=success) and in polls that did not, cut short or not (result=fail).",
+	append(vcpuLabels[:len(vcpuLabels):len(vcpuLabels)], "result"), nil)
 
 // minBucketExp is the exponent of the smallest histogram bound (2^10 ns,
 // about 1 µs): a halt is a futex sleep and never shorter, so the finer
@@ -258,14 +281,15 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, m := range lockMetrics {
 		ch <- m.desc
 	}
+	for _, m := range vcpuMetrics {
+		ch <- m.desc
+	}
 	for _, m := range rwMetrics {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{
 		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc, lockupsDesc,
-		vcpuStealDesc, vcpuHaltsDesc, vcpuKicksDesc, vcpuHaltedDesc, buildInfoDesc,
-		vcpuPollsDesc, vcpuPollsSuccessDesc, vcpuPollsInvalidDesc, vcpuPollSecondsDesc,
-		vcpuPollWindowDesc, vcpuSiblingSpinDesc,
+		vcpuPollSecondsDesc, buildInfoDesc,
 	} {
 		ch <- d
 	}
@@ -423,18 +447,12 @@ func haltHistogram(snap lockstat.Snapshot) (count uint64, sum float64, buckets m
 func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 	for _, v := range vm.VCPUs() {
 		labels := []string{vm.Name(), strconv.Itoa(v.Index())}
-		ch <- prometheus.MustNewConstMetric(vcpuStealDesc, prometheus.CounterValue, v.Steal().Seconds(), labels...)
 		w := v.Waiter().Counters()
-		ch <- prometheus.MustNewConstMetric(vcpuHaltsDesc, prometheus.CounterValue, float64(w.Halts+w.EarlyKicks), labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuKicksDesc, prometheus.CounterValue, float64(w.KicksReceived), labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuHaltedDesc, prometheus.CounterValue, float64(w.HaltedNanos)/1e9, labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollsDesc, prometheus.CounterValue, float64(w.PollsAttempted), labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollsSuccessDesc, prometheus.CounterValue, float64(w.PollsSuccessful), labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollsInvalidDesc, prometheus.CounterValue, float64(w.PollsInvalid), labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollSuccessNanos)/1e9, append(labels, "success")...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, float64(w.PollFailNanos)/1e9, append(labels, "fail")...)
-		ch <- prometheus.MustNewConstMetric(vcpuPollWindowDesc, prometheus.GaugeValue, float64(w.PollWindowNanos)/1e9, labels...)
-		ch <- prometheus.MustNewConstMetric(vcpuSiblingSpinDesc, prometheus.GaugeValue, float64(v.SiblingSpin()), labels...)
+		for _, m := range vcpuMetrics {
+			ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.value(v, &w), labels...)
+		}
+		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, seconds(w.PollSuccessNanos), append(labels, "success")...)
+		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, seconds(w.PollFailNanos), append(labels, "fail")...)
 	}
 }
 

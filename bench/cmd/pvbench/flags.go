@@ -100,8 +100,12 @@ func parsePinning(s string) (pvlock.Pinning, error) {
 	return 0, fmt.Errorf("-pin: %q is neither each nor float", s)
 }
 
-// writeFile creates path and writes rows to it with write.
+// writeFile creates path and writes rows to it with write. An empty path
+// is an output that was not asked for: nothing is written.
 func writeFile[T any](path string, rows []T, write func(io.Writer, []T) error) error {
+	if path == "" {
+		return nil
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("write rows: %w", err)

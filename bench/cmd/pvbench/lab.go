@@ -155,7 +155,7 @@ func (c labCommand[V, R]) run(ctx context.Context, args []string, stdout, stderr
 			rows = append(rows, row)
 		}
 	}
-	if err := c.tables(stdout, rows); err != nil || o.jsonPath == "" {
+	if err := c.tables(stdout, rows); err != nil {
 		return err
 	}
 	return writeFile(o.jsonPath, rows, report.WriteJSON)
@@ -325,10 +325,8 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if werr := report.WriteSweepTable(stdout, rows); werr != nil {
 			return werr
 		}
-		if o.jsonPath != "" {
-			if werr := writeFile(o.jsonPath, rows, report.WriteJSON); werr != nil {
-				return werr
-			}
+		if werr := writeFile(o.jsonPath, rows, report.WriteJSON); werr != nil {
+			return werr
 		}
 		if o.outDir != "" {
 			files, perr := report.WriteThroughputPlots(o.outDir, report.SweepPlotRows(rows))

@@ -415,15 +415,11 @@ func writeReport(o options, rows []bench.Row, stdout io.Writer) error {
 	if err := report.WriteMatrix(stdout, rows); err != nil {
 		return err
 	}
-	if o.jsonPath != "" {
-		if err := writeFile(o.jsonPath, rows, report.WriteJSON); err != nil {
-			return err
-		}
+	if err := writeFile(o.jsonPath, rows, report.WriteJSON); err != nil {
+		return err
 	}
-	if o.csvPath != "" {
-		if err := writeFile(o.csvPath, rows, report.WriteCSV); err != nil {
-			return err
-		}
+	if err := writeFile(o.csvPath, rows, report.WriteCSV); err != nil {
+		return err
 	}
 	if o.outDir != "" {
 		files, err := report.WritePlots(o.outDir, rows)
