@@ -8,11 +8,39 @@ import (
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
 // keyOf is l's key in rwHeads.
 func keyOf(l *RWLock) uintptr { return lockcore.Key(l) }
+
+// haltedHead runs lock on a new goroutine, which must become the queue
+// head of l and halt there (H set, published), and returns a channel
+// closed once lock returned.
+func haltedHead(t *testing.T, l *RWLock, who string, lock func()) <-chan struct{} {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		lock()
+		close(done)
+	}()
+	testkit.WaitFor(t, "the "+who+" head to halt", func() bool {
+		return l.word.Load()&rwHalted != 0 && rwHeads.Lookup(keyOf(l), 0)
+	})
+	return done
+}
+
+// wantEvents checks the counts of events in the difference d of two
+// snapshots.
+func wantEvents(t *testing.T, d lockstat.Snapshot, want map[string]uint64) {
+	t.Helper()
+	for ev, n := range want {
+		if got := d.Get(ev); got != n {
+			t.Errorf("%s = %d, want %d", ev, got, n)
+		}
+	}
+}
 
 // TestRWReaderHeadHaltsAndIsKicked drives a reader queue head into its
 // halt behind a writer and checks that the writer's Unlock kicks it:
@@ -24,27 +52,14 @@ func TestRWReaderHeadHaltsAndIsKicked(t *testing.T) {
 	st := RWStats(l.Mode())
 	before := st.Snapshot()
 	l.Lock()
-	done := make(chan struct{})
-	go func() {
-		l.RLock()
-		close(done)
-	}()
-	testkit.WaitFor(t, "the reader head to halt", func() bool {
-		return l.word.Load()&rwHalted != 0 && rwHeads.Lookup(keyOf(l), 0)
-	})
+	done := haltedHead(t, l, "reader", l.RLock)
 	l.Unlock()
 	<-done
 	if v := l.word.Load(); v != rwBias {
 		t.Fatalf("word %#x with one reader in, want %#x", v, rwBias)
 	}
 	l.RUnlock()
-	d := st.Snapshot().Sub(before)
-	want := map[string]uint64{ReadSlowpath: 1, ReadHalts: 1, WriteKicks: 1, RWHaltTimeouts: 0}
-	for ev, n := range want {
-		if got := d.Get(ev); got != n {
-			t.Errorf("%s = %d, want %d", ev, got, n)
-		}
-	}
+	wantEvents(t, st.Snapshot().Sub(before), map[string]uint64{ReadSlowpath: 1, ReadHalts: 1, WriteKicks: 1, RWHaltTimeouts: 0})
 	if rwHeads.Lookup(keyOf(l), 0) {
 		t.Error("the head is still published")
 	}
@@ -60,14 +75,7 @@ func TestRWWriterHeadHaltsAndIsKicked(t *testing.T) {
 	before := st.Snapshot()
 	l.RLock()
 	l.RLock()
-	done := make(chan struct{})
-	go func() {
-		l.Lock()
-		close(done)
-	}()
-	testkit.WaitFor(t, "the writer head to halt", func() bool {
-		return l.word.Load()&rwHalted != 0 && rwHeads.Lookup(keyOf(l), 0)
-	})
+	done := haltedHead(t, l, "writer", l.Lock)
 	if v := l.word.Load(); v != 2*rwBias|rwWaiting|rwHalted {
 		t.Fatalf("word %#x, want two readers, W and H", v)
 	}
@@ -81,13 +89,7 @@ func TestRWWriterHeadHaltsAndIsKicked(t *testing.T) {
 		t.Fatalf("word %#x with the writer in, want %#x", v, rwLocked)
 	}
 	l.Unlock()
-	d := st.Snapshot().Sub(before)
-	want := map[string]uint64{WriteSlowpath: 1, WriteHalts: 1, ReadKicks: 1, RWHaltTimeouts: 0}
-	for ev, n := range want {
-		if got := d.Get(ev); got != n {
-			t.Errorf("%s = %d, want %d", ev, got, n)
-		}
-	}
+	wantEvents(t, st.Snapshot().Sub(before), map[string]uint64{WriteSlowpath: 1, WriteHalts: 1, ReadKicks: 1, RWHaltTimeouts: 0})
 }
 
 // TestRWQueuedReaderKicksWriterHead: a reader that finds W and takes its

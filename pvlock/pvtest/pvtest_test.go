@@ -88,36 +88,14 @@ func busy(ctx context.Context, mu *qspin.Lock) {
 
 // childTests are TestChild's cases: workloads on 2x overcommit in which
 // vCPU 1 ends its goroutine one way or another while the others keep busy.
-var childTests = map[string]func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error{
-	"fatal": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		t.Fatalf("fatal on vCPU %d", v.Index())
-		return nil
-	},
-	"failnow": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		t.FailNow()
-		return nil
-	},
-	"skip": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		t.Skipf("skip on vCPU %d", v.Index())
-		return nil
-	},
-	"goexit": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		runtime.Goexit()
-		return nil
-	},
-	"panic": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		explode()
-		return nil
-	},
-	"error": func(t *testing.T, ctx context.Context, v *pvlock.VCPU, mu *qspin.Lock) error {
-		markFailing()
-		return errors.New("the workload's own error")
-	},
+// TestChild marks the failure's time (markFailing) before it runs one.
+var childTests = map[string]func(t *testing.T, v *pvlock.VCPU) error{
+	"fatal":   func(t *testing.T, v *pvlock.VCPU) error { t.Fatalf("fatal on vCPU %d", v.Index()); return nil },
+	"failnow": func(t *testing.T, _ *pvlock.VCPU) error { t.FailNow(); return nil },
+	"skip":    func(t *testing.T, v *pvlock.VCPU) error { t.Skipf("skip on vCPU %d", v.Index()); return nil },
+	"goexit":  func(*testing.T, *pvlock.VCPU) error { runtime.Goexit(); return nil },
+	"panic":   func(*testing.T, *pvlock.VCPU) error { explode(); return nil },
+	"error":   func(*testing.T, *pvlock.VCPU) error { return errors.New("the workload's own error") },
 }
 
 // TestChild runs a case of childTests in a sub-process of
@@ -131,7 +109,8 @@ func TestChild(t *testing.T) {
 	var mu qspin.Lock
 	pvtest.Run(t, 2, func(ctx context.Context, v *pvlock.VCPU) error {
 		if v.Index() == 1 {
-			return f(t, ctx, v, &mu)
+			markFailing()
+			return f(t, v)
 		}
 		busy(ctx, &mu)
 		return nil
