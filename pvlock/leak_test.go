@@ -48,9 +48,12 @@ func TestVCPUThreadsAreReleased(t *testing.T) {
 		}
 		return tids
 	}
-	// settle waits until pred holds, for up to 5s.
+	// settle waits until pred holds, for up to 30s. A stopped vCPU's
+	// thread exits as soon as it gets its CPU again; under the full test
+	// suite (model checks compiling on both CPUs) that has taken over 5s.
+	// A leaked thread never exits.
 	settle := func(pred func() bool) bool {
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if pred() {
 				return true
 			}
