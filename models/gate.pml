@@ -27,9 +27,12 @@
  * releases look only when its word is marked, which ticket.pml models.
  *
  *   gate state   gact (active waiters), gw (the woken bit W: an admitted
- *                waiter is on its way in), gpas (passive waiters): the
- *                fields of the Go state word; a step that CASes the word
- *                changes them in one step
+ *                waiter is on its way in), gx (the watching bit X: the
+ *                oldest passive waiter watches the lock, and releases that
+ *                find no active waiter admit nobody), gpas (passive
+ *                waiters): the fields of the Go state word; a step that
+ *                CASes the word changes them in one step. Only the waiter
+ *                that set X clears it
  *   tickets      ghead, gtail: the passive tickets, modulo TMOD = 4;
  *                pt[i]: goroutine i's ticket (NONE: it holds none).
  *                Go's admitted(p), int32(head - p) > 0, holds once the
@@ -61,12 +64,20 @@
  * here: a run of polls that all find the lock free ends as one poll at the
  * last of them, and a run that finds it held as one poll at that moment.
  *
+ * Watching (Gate.watch) is the passive wait of a vCPU whose CPU would
+ * idle otherwise; whether a waiter may watch (canWatch: a vCPU, no
+ * runnable sibling, halt-polling on) is a free choice at each place the
+ * code asks, and so is the end of a watch (a sibling became runnable, or
+ * no look found the lock free for the window): a watcher may also watch
+ * for ever. Its looks at the lock are one poll each, as stillFree's are.
+ *
  * The model has no spurious wake-ups and no halt timeout: a waiter leaves
  * a halt only because it was kicked, so the liveness checks show that
  * kicks alone suffice (the Go timeout is a safety net).
  *
  * Properties: the assertions (mutual exclusion; a halt ends only with a
- * kick token), no invalid end state, and the ltl formulas at the end:
+ * kick token; X is cleared only by the waiter that set it, and only
+ * while set), no invalid end state, and the ltl formulas at the end:
  * alldone (with ITER > 0, every goroutine finishes: no waiter stays
  * passive for ever) and nolost (a halted passive waiter whose ticket has
  * been admitted is kicked). The admitted waiter's add of 1 - W is the Go
@@ -92,6 +103,14 @@
  *                  but leaves W set.
  *   ADMIT_WOKEN    gate-admit: the admission ignores W: a second waiter
  *                  can be admitted while the first is on its way.
+ *   NO_WATCH_DROP  gate-watch-drop: a waiter that set X as it counted
+ *                  itself, and was admitted before it watched, keeps X:
+ *                  releases go on admitting nobody.
+ *   NO_WATCH_RECHECK  gate-watch-recheck: the watcher clears X and halts
+ *                  without looking at the lock: a release X turned away
+ *                  was the last one.
+ *   NO_WATCH_ADMIT gate-watch-admit: the watcher's look never lets it in:
+ *                  while it watches, nobody admits it.
  * One reordering is harmless and must verify (spin -DALT_xxx):
  *   ARM_AFTER_PUBLISH  publish, then arm, then re-check: the admitter moves
  *                  the head before it kicks, and the waiter looks at the
@@ -129,6 +148,8 @@ bit held;
 /* the gate */
 byte gact;  /* active waiters */
 bit gw;     /* W: an admitted waiter is on its way in */
+bit gx;     /* X: the oldest passive waiter watches the lock */
+byte gxo = NONE; /* observer: the waiter that set X */
 byte gpas;  /* passive waiters */
 byte ghead; /* the next passive ticket to admit */
 byte gpassed; /* tickets the head passed before anyone took them */
@@ -194,7 +215,7 @@ inline waiter_kick(k) {
 inline table_kick() {
 	atomic {
 		if
-		:: hk != NONE && pub[hk] && pt[hk] == h && padm[hk] -> waiter_kick(hk)
+		:: hk != NONE && !(rc != 0 && hk == me) && pub[hk] && pt[hk] == h && padm[hk] -> waiter_kick(hk)
 		:: else -> skip
 		fi;
 		hk = NONE
@@ -222,6 +243,15 @@ inline move_head() {
 	}
 }
 
+/* Gate.firstWatch, in the CAS that counts the caller passive: the first
+ * passive waiter may set X at once (canWatch is a free choice). */
+inline first_watch() {
+	if
+	:: gpas == 0 && !gx -> watching = 1; gx = 1; gxo = me
+	:: else -> skip
+	fi
+}
+
 /* The end of a round. */
 inline round_done() {
 	rounds++;
@@ -239,7 +269,9 @@ active [NCPU] proctype g() {
 	byte h;      /* admit: the ticket it admits */
 	byte hk = NONE; /* admit: the waiter that holds it, if any */
 	bit fair;    /* admit: by the fairness bound */
-	bit rc;      /* admit was called by the re-check (else by a release) */
+	byte rc;     /* who called admit: 0 a release, 1 the re-check, 2 a
+	              * watcher's look, 3 unwatch */
+	bit watching; /* we set X as we counted ourselves passive */
 	byte rounds;
 
 again:
@@ -255,7 +287,7 @@ again:
 	atomic { /* step: gate-enter */
 		if
 		:: gact < CAP -> gact++; goto spin
-		:: else -> gpas++
+		:: else -> first_watch(); gpas++
 		fi
 	}
 	goto wait;
@@ -267,7 +299,7 @@ gotlock:
 
 demote:
 	/* Gate.Demote: from active to passive, one atomic add */
-	atomic { gact--; gpas++ } /* step: gate-demote */
+	atomic { gact--; first_watch(); gpas++ } /* step: gate-demote */
 
 wait:
 	/* Gate.wait */
@@ -308,6 +340,12 @@ rechecked:
 	:: padm[me] -> goto admitted
 	:: else -> skip
 	fi;
+	if /* step: gate-watch */
+	:: watching -> watching = 0; goto watchhead
+	:: !watching -> goto watch /* canWatch */
+	:: !watching -> skip /* a goroutine, a runnable sibling, polling off */
+	fi;
+halt:
 #ifdef MUT_ARMLATE
 	waiter_arm(); /* step: gate-arm */
 #endif
@@ -317,6 +355,15 @@ rechecked:
 	:: else -> goto waitloop /* a kick of a ticket an earlier lap held */
 	fi;
 admitted:
+	/* A waiter that set X as it counted itself and is admitted before it
+	 * watched (its ticket passed by an admission whose CAS came before
+	 * its count) takes X back */
+	if /* step: gate-watch-drop */
+#ifndef MUT_NO_WATCH_DROP
+	:: watching -> watching = 0; goto unwatch
+#endif
+	:: else -> watching = 0
+	fi;
 	/* the Withdraw after the loop. A token a kick left here is dead (the
 	 * next Arm clears it; no kicker looks at an unpublished waiter), so
 	 * the model clears it now. */
@@ -333,6 +380,54 @@ admitted:
 	}
 	goto spin;
 
+watch:
+	/* Gate.watch without X: set it, if no one else watches */
+	atomic { /* step: gate-watch-set */
+		if
+		:: !gx && !gw && gpas > 0 -> gx = 1; gxo = me
+		:: else -> goto halt
+		fi
+	}
+watchhead:
+	/* only the head watches: X belongs to the head ticket */
+	if
+	:: pt[me] == ghead && !padm[me] -> skip
+	:: else -> goto unwatch
+	fi;
+watchloop:
+	if
+	:: padm[me] -> goto unwatch /* X may be ours still: see admitted */
+	:: else -> skip
+	fi;
+	if /* step: gate-watch-look */
+	:: !held ->
+#ifndef MUT_NO_WATCH_ADMIT
+		rc = 2; goto admit /* step: gate-watch-admit */
+#else
+		skip /* step: gate-watch-admit */
+#endif
+	:: else -> skip
+	fi;
+watchlooked:
+	if
+	:: padm[me] -> goto unwatch
+	:: goto watchloop
+	:: goto unwatch /* a sibling runnable, or the window without a free look */
+	fi;
+unwatch:
+	atomic { assert(gx && gxo == me); gx = 0; gxo = NONE } /* step: gate-watch-clear */
+#ifndef MUT_NO_WATCH_RECHECK
+	if /* step: gate-watch-recheck */
+	:: !held -> rc = 3; goto admit
+	:: else -> skip
+	fi;
+#endif
+unwatched:
+	if
+	:: padm[me] -> goto admitted
+	:: else -> goto halt
+	fi;
+
 released:
 	/* Gate.Released, by a release that found passive waiters (Waiting)
 	 * after the release: one load of the state picks the case */
@@ -343,11 +438,11 @@ released:
 		fi;
 		if
 #ifdef MUT_NO_DRAIN
-		:: gact == 0 -> goto unlocked /* step: gate-admit-drained */
+		:: gact == 0 && !gx -> goto unlocked /* step: gate-admit-drained */
 #else
-		:: gact == 0 -> fair = 0 /* step: gate-admit-drained */
+		:: gact == 0 && !gx -> fair = 0 /* step: gate-admit-drained */
 #endif
-		:: gact != 0 ->
+		:: gact != 0 || gx ->
 			if
 			:: fair = 1 /* step: gate-admit-fair */
 			:: goto unlocked /* no clock look, or the bound has not passed */
@@ -387,8 +482,10 @@ admit:
 #endif
 admitdone:
 	if
-	:: rc -> atomic { rc = 0; fair = 0; h = 0 } goto rechecked
-	:: else -> atomic { fair = 0; h = 0 } goto unlocked
+	:: rc == 1 -> atomic { rc = 0; fair = 0; h = 0 } goto rechecked
+	:: rc == 2 -> atomic { rc = 0; fair = 0; h = 0 } goto watchlooked
+	:: rc == 3 -> atomic { rc = 0; fair = 0; h = 0 } goto unwatched
+	:: rc == 0 -> atomic { fair = 0; h = 0 } goto unlocked
 	fi;
 
 spin:

@@ -174,6 +174,9 @@ func checks() []check {
 		mutant(gNolost, "KICK_FIRST", "gate-head", cycle),
 		mutant(gDone, "NO_CLEAR_W", "gate-active", cycle),
 		mutant(gDone, "ADMIT_WOKEN", "gate-admit", cycle),
+		mutant(gDone, "NO_WATCH_DROP", "gate-watch-drop", cycle),
+		mutant(gDone, "NO_WATCH_RECHECK", "gate-watch-recheck", cycle),
+		mutant(gDone, "NO_WATCH_ADMIT", "gate-watch-admit", cycle),
 		variant(gNolost, "ARM_AFTER_PUBLISH"),
 
 		qSafety, qDone, qDone2,

@@ -124,15 +124,18 @@ var starveAfter = int64(time.Millisecond)
 // entry is gone) while the running lockers keep the lock and its cache
 // lines. Only a head overtaken for starveAfter sets pending and takes the
 // lock as the kernel's head does. A no-steal lock's head always does.
-func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter) uint32 {
+//
+// since is when the waiter began to wait for the lock (0: now), from which
+// starveAfter counts: a waiter that spent it outside the gate, or
+// contending, is starving as soon as it heads the queue.
+func (l *Lock) pvWaitHeadOrLock(n *qnode, w *kick.Waiter, since int64) uint32 {
 	// pv_kick_node hashed us already: the lock is (or is about to be)
 	// SLOW and the unlocker will kick us; hashing again would make a
 	// second entry for the lock.
 	// step: head-hashed
 	hashed := n.state.Load() == stateHashed
 	fair := l.mode != ModePV
-	var since int64
-	if !fair {
+	if since == 0 {
 		since = now()
 	}
 	for {

@@ -47,7 +47,7 @@ func (l *Lock) lockNative() {
 			l.word.And(^pendingVal)
 		}
 	}
-	l.queue()
+	l.queue(0)
 }
 
 // lockPV is the PV slow path. The gate admits the waiter first, which may
@@ -60,6 +60,9 @@ func (l *Lock) lockNative() {
 // enters the gate with EnterPassive (lockPassive).
 func (l *Lock) lockPV(passive bool) {
 	st := l.stats()
+	// The wait counts from here: a waiter kept outside the gate for long
+	// (admitted by the fairness bound) is starving when it contends.
+	start := now()
 	var restricted bool
 	if passive {
 		restricted = l.gate.EnterPassive((*gated)(l), st, &gateEvents, !l.unrestrict)
@@ -68,12 +71,12 @@ func (l *Lock) lockPV(passive bool) {
 	}
 	defer l.gate.Leave()
 	if l.mode == ModePV {
-		if restricted && l.contend(st) || !restricted && l.steal() {
+		if restricted && l.contend(st, start) || !restricted && l.steal() {
 			l.count(-1, evLockStealing)
 			return
 		}
 	}
-	l.queue()
+	l.queue(start)
 }
 
 // contendStride is how many spins an admitted waiter of a restricted lock
@@ -91,8 +94,7 @@ const contendStride = 32
 // lock; false means it must queue: it has waited for starveAfter, a fair
 // queue head has closed the lock to stealers (pending), or the PV locks may
 // not halt, and its waiting outside would be a halt.
-func (l *Lock) contend(st *lockcore.Stats) bool {
-	start := now()
+func (l *Lock) contend(st *lockcore.Stats, start int64) bool {
 	for {
 	spin:
 		for sp := l.spinner(true); ; {
@@ -147,7 +149,10 @@ func (l *Lock) stealOnce() bool {
 
 // queue is the MCS part of the slow path, shared by the native and PV
 // variants (queue: / pv_queue: in qspinlock.c).
-func (l *Lock) queue() {
+//
+// since is when a PV waiter began to wait (0: now), from which its
+// starvation as queue head counts (starveAfter).
+func (l *Lock) queue(since int64) {
 	n, w := getNode()
 	if n == nil {
 		l.lockNoNode()
@@ -195,7 +200,7 @@ func (l *Lock) queue() {
 	// to go away (native), or spin and halt until we hold the lock (PV).
 	var val uint32
 	if pv {
-		val = l.pvWaitHeadOrLock(n, w)
+		val = l.pvWaitHeadOrLock(n, w, since)
 	} else {
 		for i := uint32(1); ; i++ {
 			if val = l.word.Load(); val&lockedPendingMask == 0 {

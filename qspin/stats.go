@@ -150,6 +150,10 @@ const (
 	// AdmittedFair counts passive waiters admitted by the fairness bound
 	// while active waiters remained.
 	AdmittedFair = lockcore.AdmittedFair
+	// PassiveWatches counts passive waits of vCPUs that watched the lock
+	// while their CPU would have idled, rather than halt: releases left
+	// them outside until the lock stayed free, or the fairness bound.
+	PassiveWatches = lockcore.PassiveWatches
 )
 
 var modeStats = [...]*lockcore.Stats{

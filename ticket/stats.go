@@ -76,6 +76,7 @@ const (
 	PassiveKicks       = lockcore.PassiveKicks       // admissions that kicked a halted passive waiter
 	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket
 	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound while others held tickets
+	PassiveWatches     = lockcore.PassiveWatches     // passive waits of vCPUs that watched the lock, their CPU otherwise idle, rather than halt
 )
 
 var modeStats = [...]*lockcore.Stats{

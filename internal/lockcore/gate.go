@@ -59,22 +59,31 @@ import (
 
 // The gate's state word:
 //
-//	31                              12  11   10              0
-//	+---------------------------------+----+-----------------+
-//	| passive: waiters outside        | W  | active waiters  |
-//	+---------------------------------+----+-----------------+
+//	31                           13  12   11   10              0
+//	+------------------------------+----+----+-----------------+
+//	| passive: waiters outside     | X  | W  | active waiters  |
+//	+------------------------------+----+----+-----------------+
 //
 //	active   waiters in the lock's own slow path
 //	W        woken: a passive waiter was admitted and is on its way in.
 //	         While it is set, releases admit nobody (sync.Mutex's
 //	         mutexWoken); the admitted waiter clears it as it becomes
 //	         active.
+//	X        watching: the oldest passive waiter runs on a CPU that would
+//	         idle otherwise and watches the lock (Gate.watch). While it is
+//	         set, a release that finds no active waiter admits nobody: the
+//	         watcher lets itself in once the lock stays free, so a lock
+//	         that its running holder takes again at once stays on the
+//	         holder's CPU. X is set by a CAS that finds it clear, and
+//	         cleared only by the waiter that set it (Gate.unwatch), which
+//	         then looks at the lock for the releases it turned away.
 //	passive  waiters outside, counted before they take a passive ticket
 const (
 	activeBits           = 11
 	activeMask    uint32 = 1<<activeBits - 1
 	wokenBit      uint32 = 1 << activeBits
-	passiveShift         = activeBits + 1
+	watchBit      uint32 = wokenBit << 1
+	passiveShift         = activeBits + 2
 	passiveOne    uint32 = 1 << passiveShift
 	maxActive            = activeMask
 	maxPassiveNum        = 1<<(32-passiveShift) - 1
@@ -119,6 +128,7 @@ type GateEvents struct {
 	PassiveKicks    int // admissions that kicked a published passive waiter
 	AdmittedDrain   int // admissions by a release that found no active waiter
 	AdmittedFair    int // admissions by the fairness bound
+	Watches         int // passive waits that watched the lock (Gate.watch)
 	Halt            HaltEvents
 }
 
@@ -173,7 +183,8 @@ func capacity(w *kick.Waiter, restricted, passive bool) uint32 {
 // it, and the policy allows it): only then may the caller Demote itself.
 // Every Enter is followed by one Leave, with or without Demotes between.
 func (g *Gate) Enter(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
-	return g.enter(lk, st, ev, capacity(kick.Current(), restricted, false))
+	w := kick.Current()
+	return g.enter(lk, w, st, ev, capacity(w, restricted, false))
 }
 
 // EnterPassive is Enter for a caller that has already found its way
@@ -184,14 +195,16 @@ func (g *Gate) Enter(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool 
 // a warm cache and without a second CPU writing the lock's line. A vCPU
 // enters as with Enter.
 func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
-	return g.enter(lk, st, ev, capacity(kick.Current(), restricted, true))
+	w := kick.Current()
+	return g.enter(lk, w, st, ev, capacity(w, restricted, true))
 }
 
-// enter is Enter with the cap of active waiters that applies to the
-// caller.
-func (g *Gate) enter(lk Gated, st *Stats, ev *GateEvents, limit uint32) bool {
+// enter is Enter for the caller whose waiter (kick.Current) is w, with the
+// cap of active waiters that applies to it.
+func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit uint32) bool {
+	var s, x uint32
 	for {
-		s := g.state.Load()
+		s = g.state.Load()
 		// step: gate-enter
 		if s&activeMask < limit || s>>passiveShift >= maxPassiveNum {
 			if g.state.CompareAndSwap(s, s+1) {
@@ -199,14 +212,15 @@ func (g *Gate) enter(lk Gated, st *Stats, ev *GateEvents, limit uint32) bool {
 			}
 			continue
 		}
-		if g.state.CompareAndSwap(s, s+passiveOne) {
-			if s < passiveOne {
-				g.last.Store(Now()) // the first to wait: the bound starts now
-			}
+		x = g.firstWatch(s, w)
+		if g.state.CompareAndSwap(s, s+passiveOne|x) {
 			break
 		}
 	}
-	g.wait(lk, st, ev)
+	if s < passiveOne {
+		g.last.Store(Now()) // the first to wait: the bound starts now
+	}
+	g.wait(lk, st, ev, x != 0)
 	return true
 }
 
@@ -220,16 +234,50 @@ func (g *Gate) Leave() {
 // admitted again: a waiter of a lock with stealing that found the lock
 // taken for its whole spin waits outside rather than spin on.
 func (g *Gate) Demote(lk Gated, st *Stats, ev *GateEvents) {
-	// step: gate-demote
-	if g.state.Add(passiveOne-1)>>passiveShift == 1 {
+	w := kick.Current()
+	var s, x uint32
+	for {
+		s = g.state.Load()
+		x = g.firstWatch(s, w)
+		// step: gate-demote
+		if g.state.CompareAndSwap(s, s+passiveOne-1|x) {
+			break
+		}
+	}
+	if s < passiveOne {
 		g.last.Store(Now()) // the only passive waiter: the bound starts now
 	}
-	g.wait(lk, st, ev)
+	g.wait(lk, st, ev, x != 0)
+}
+
+// firstWatch returns X if a caller with waiter w that finds the gate in
+// state s and is about to count itself passive will be the oldest passive
+// waiter, may watch (canWatch) and finds X clear (a watcher admitted a
+// moment ago may not have cleared it yet); else 0. Setting X in the
+// counting CAS itself leaves no moment in which a release could admit it
+// before it watches.
+func (g *Gate) firstWatch(s uint32, w *kick.Waiter) uint32 {
+	if s&^(activeMask|wokenBit) == 0 && canWatch(w) {
+		return watchBit
+	}
+	return 0
+}
+
+// canWatch reports whether a passive waiter with waiter w may watch the
+// lock rather than halt (Gate.watch): it is a vCPU, halt-polling is on,
+// and no other vCPU is runnable on its CPU.
+func canWatch(w *kick.Waiter) bool {
+	if w == nil {
+		return false
+	}
+	d := w.Domain()
+	window, _ := kick.HaltPoll()
+	return d != nil && window > 0 && !d.Contended() && Of(w) != nil
 }
 
 // wait is the passive wait of a caller that has just counted itself
-// passive.
-func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
+// passive, and set X if watching.
+func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching bool) {
 	// step: gate-ticket
 	p := g.tail.Add(1) - 1
 	w := kick.Get()
@@ -258,10 +306,16 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		// release sees us.
 		// step: gate-recheck
 		if stillFree(lk) {
-			g.admit(slot, st, ev, ev.AdmittedDrain, false)
+			g.admit(w, p, st, ev, ev.AdmittedDrain, false)
 		}
 		// step: gate-admitted
 		if g.admitted(p) {
+			break
+		}
+		// step: gate-watch
+		admitted := g.watch(lk, w, p, st, ev, watching)
+		watching = false // X is not ours once watch returns
+		if admitted {
 			break
 		}
 		st.Inc(slot, ev.PassiveHalts)
@@ -273,6 +327,14 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 		passiveWaiters.Withdraw(w)
 		st.Inc(slot, ev.PassiveSpurious)
 	}
+	// Lost wakeup, watch: X set as we counted ourselves passive is ours
+	// to clear even if we were admitted before we watched (an admission
+	// whose CAS came before our count passed our ticket): releases leave
+	// the next passive waiter outside until we take it back.
+	// step: gate-watch-drop
+	if watching {
+		g.unwatch(lk, w, p, st, ev)
+	}
 	passiveWaiters.Withdraw(w)
 	// Woken to active: our admitter set W and counted us out of the
 	// passive waiters; we count ourselves in as active and clear W, so
@@ -282,13 +344,11 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents) {
 }
 
 // freePolls is how many times a passive waiter that found its lock free
-// looks again before it admits a waiter itself, freeStride pauses apart:
-// about a microsecond here, in which the lock's line is taken from its
-// running users only freePolls times.
-const (
-	freePolls  = 4
-	freeStride = ShortSpin / freePolls
-)
+// looks again before it admits a waiter itself, one pause apart: about a
+// microsecond here. A holder that takes the lock again takes it within
+// that, its own gap plus one cross-CPU transfer of the line (0.3-2 µs
+// here); a lock left free that long has been left alone.
+const freePolls = 32
 
 // stillFree reports whether lk is free and stays free for freePolls polls.
 // A lock that is taken meanwhile was taken after the caller counted
@@ -301,9 +361,103 @@ func stillFree(lk Gated) bool {
 		if !lk.Free() {
 			return false
 		}
-		relax.Pause(freeStride)
+		relax.Pause(1)
 	}
 	return true
+}
+
+// WatchInterval is how long a watcher (Gate.watch) lets pass between two
+// looks at the lock, in nanoseconds: each look takes the lock's cache line
+// from its running holder, which pays a cross-CPU transfer (0.3-2 µs here)
+// at its next write, so the looks are kept a few percent of its time. It is
+// a variable so that tests can move it.
+var WatchInterval = int64(20 * time.Microsecond)
+
+// watch is the passive wait of the oldest passive waiter p on a vCPU whose
+// CPU would idle otherwise: rather than halt, it watches the lock, with X
+// set so that releases leave it outside, and lets itself in once the lock
+// stays free (stillFree). A saturated lock whose running holder takes it
+// again at once so stays on the holder's CPU, its data in that CPU's
+// cache, as sync.Mutex's lock does while its woken waiter is still on its
+// way; a lock its holder leaves alone is taken over within a look.
+//
+// The watch ends, X cleared, when the waiter is admitted (a fair
+// admission by a release, or its own), when another vCPU becomes runnable
+// on its CPU, or when no look has found the lock free for the halt-poll
+// ceiling (pvlock.Policy.HaltPoll, 0 turns watching off): a lock held that
+// long is in a long critical section, for which a halt is the better wait.
+// The waiter then halts as every passive waiter does. set says that the
+// caller set X as it counted itself passive (Gate.firstWatch). It reports
+// whether p was admitted.
+func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEvents, set bool) bool {
+	if !set {
+		if !canWatch(w) {
+			return false
+		}
+		for {
+			s := g.state.Load()
+			if s&(watchBit|wokenBit) != 0 || s < passiveOne {
+				return false
+			}
+			// step: gate-watch-set
+			if g.state.CompareAndSwap(s, s|watchBit) {
+				break
+			}
+		}
+	}
+	// Only the oldest passive waiter watches. A waiter that set X but is
+	// not the head (others wait ahead of it, or it was admitted already)
+	// takes X back at once.
+	if g.head.Load() != p {
+		g.unwatch(lk, w, p, st, ev)
+		return g.admitted(p)
+	}
+	d, v := w.Domain(), Of(w)
+	window, _ := kick.HaltPoll()
+	st.Inc(w.Slot, ev.Watches)
+	for lastFree := Now(); ; {
+		// Every way out takes X back (unwatch).
+		if g.admitted(p) {
+			break
+		}
+		// step: gate-watch-look
+		if lk.Free() {
+			lastFree = Now()
+			if stillFree(lk) {
+				// step: gate-watch-admit
+				g.admit(w, p, st, ev, ev.AdmittedDrain, false)
+				if g.admitted(p) {
+					break
+				}
+			}
+		}
+		if d.Contended() || Now()-lastFree >= int64(window) {
+			break
+		}
+		for next := Now() + WatchInterval; Now() < next; {
+			relax.Pause(relax.MaxPause)
+		}
+		v.poll() // acknowledge cross-vCPU calls, as a spinner does
+		CheckSpin()
+	}
+	g.unwatch(lk, w, p, st, ev)
+	return g.admitted(p)
+}
+
+// unwatch clears X, which the caller set, and takes over what the
+// releases X turned away would have done: if the lock is free, it admits
+// the oldest passive waiter.
+func (g *Gate) unwatch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEvents) {
+	// step: gate-watch-clear
+	g.state.And(^watchBit)
+	// Lost wakeup, watch: a release that found X set admitted nobody, and
+	// this load of the lock comes after X is cleared: either it sees the
+	// lock free, or the lock's next release sees X clear.
+	// step: gate-watch-recheck
+	if !lk.Free() {
+		return
+	}
+	g.admit(w, p, st, ev, ev.AdmittedDrain, false)
 }
 
 // admitted reports whether passive ticket p has been admitted: the head
@@ -323,12 +477,12 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 		return false
 	case s&wokenBit != 0:
 		return true // the admitted waiter is on its way: admit nobody
-	case s&activeMask == 0:
+	case s&(activeMask|watchBit) == 0:
 		// step: gate-admit-drained
-		return g.admit(-1, st, ev, ev.AdmittedDrain, false)
+		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
 		// step: gate-admit-fair
-		return g.admit(-1, st, ev, ev.AdmittedFair, true)
+		return g.admit(nil, 0, st, ev, ev.AdmittedFair, true)
 	}
 	return true
 }
@@ -338,7 +492,10 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 // reports whether passive waiters remain. The state CAS counts it out of
 // the passive waiters and sets W before the head moves past its ticket,
 // so that no second admission can start while it is on its way.
-func (g *Gate) admit(slot int, st *Stats, ev *GateEvents, cause int, fair bool) bool {
+//
+// self is the calling passive waiter and own its passive ticket, or nil
+// for a release: a waiter that admits itself is not kicked.
+func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair bool) bool {
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
@@ -355,7 +512,14 @@ func (g *Gate) admit(slot int, st *Stats, ev *GateEvents, cause int, fair bool) 
 	// step: gate-head
 	h := g.head.Add(1) - 1
 	g.last.Store(Now())
+	slot := -1
+	if self != nil {
+		slot = self.Slot
+	}
 	st.Inc(slot, cause)
+	if self != nil && h == own {
+		return g.state.Load() >= passiveOne // admitted itself: it knows
+	}
 	// A waiter not yet published re-checks after publishing and sees the
 	// head past its ticket; one published is kicked here.
 	// step: gate-kick

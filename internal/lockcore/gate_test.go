@@ -9,6 +9,7 @@ import (
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
+	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
 )
 
@@ -261,5 +262,112 @@ func TestGateStress(t *testing.T) {
 	}
 	if s := l.gate.state.Load(); s != 0 {
 		t.Fatalf("state %#x at the end, want 0", s)
+	}
+}
+
+// While the oldest passive waiter watches the lock (X), a release that
+// finds no active waiter admits nobody; the fairness bound still admits.
+func TestGateReleasedLeavesAWatcherOutside(t *testing.T) {
+	var g Gate
+	ev := &gateTestEvents
+	g.state.Store(passiveOne | watchBit) // one passive waiter, watching
+	g.tail.Store(1)
+	g.last.Store(Now()) // the fairness bound is far
+	for range 10 * fairCheck {
+		if !g.Released(gateTestStats, ev) {
+			t.Fatal("Released reports no passive waiters")
+		}
+	}
+	if g.head.Load() != 0 || g.state.Load() != passiveOne|watchBit {
+		t.Fatalf("a release admitted the watcher: head %d, state %#x", g.head.Load(), g.state.Load())
+	}
+	g.last.Store(Now() - FairBound)
+	for i := 0; i < 100*fairCheck && g.head.Load() == 0; i++ {
+		g.Released(gateTestStats, ev)
+	}
+	// The admission leaves X to the watcher, which clears it itself.
+	if g.head.Load() != 1 || g.state.Load() != wokenBit|watchBit {
+		t.Fatalf("past the fairness bound: head %d, state %#x; want 1, W and X", g.head.Load(), g.state.Load())
+	}
+}
+
+// fakeVCPU makes the calling goroutine a vCPU as the lock core sees one:
+// locked to its thread, with a bound waiter in a one-CPU domain and an
+// attached VCPU. It returns the undo.
+func fakeVCPU(t *testing.T, slot int) func() {
+	t.Helper()
+	runtime.LockOSThread()
+	w := kick.NewWaiter(kick.Futex)
+	d := kick.NewDomain(1)
+	w.SetDomain(d)
+	d.Enter() // the vCPU runs
+	var v VCPU
+	v.Init(w, func() {})
+	v.Attach(slot)
+	if err := kick.Bind(w); err != nil {
+		v.Detach()
+		runtime.UnlockOSThread()
+		t.Skip(err) // no way to identify the thread in this build
+	}
+	return func() {
+		kick.Unbind()
+		v.Detach()
+		d.Leave()
+		runtime.UnlockOSThread()
+	}
+}
+
+// A vCPU that waits outside while its CPU would idle watches the lock
+// instead of halting (X set): releases leave it outside, and once the
+// holder leaves the lock alone it lets itself in, with no release left to
+// admit it and no kick.
+func TestGateWatcherTakesALockLeftAlone(t *testing.T) {
+	// A watcher halts once no look found the lock free for the halt-poll
+	// ceiling: make that longer than the test.
+	// and keep the fairness bound out of the way.
+	defer kick.SetHaltPoll(kick.HaltPoll())
+	kick.SetHaltPoll(time.Hour, false)
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
+	var l gateLock
+	before := gateEvents()
+	l.Lock()
+	got := make(chan struct{})
+	go func() {
+		defer fakeVCPU(t, MaxVCPUs-2)()
+		// Active at first (the active set is empty), then, as qspin's
+		// contender does after its spin, passive.
+		if !l.gate.Enter(&l, gateTestStats, &gateTestEvents, true) {
+			t.Error("Enter reports no restriction for a vCPU")
+		}
+		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		close(got)
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the vCPU to watch", func() bool {
+		return gateEvents()[PassiveWatches] > before[PassiveWatches]
+	})
+	if s := l.gate.state.Load(); s != passiveOne|watchBit {
+		t.Fatalf("state %#x while the vCPU watches, want one passive waiter and X", s)
+	}
+	// A release while it watches admits nobody (an admission by a release
+	// would kick it: PassiveKicks below); with the lock left alone, the
+	// watcher lets itself in.
+	l.Unlock()
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the watcher did not take the free lock; state %#x", l.gate.state.Load())
+	}
+	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
+	after := gateEvents()
+	for ev, want := range map[string]uint64{PassiveWatches: 1, AdmittedDrained: 1, PassiveKicks: 0, PassiveHalts: 0} {
+		if d := after[ev] - before[ev]; d != want {
+			t.Errorf("%s: %d, want %d", ev, d, want)
+		}
 	}
 }

@@ -42,6 +42,7 @@
 //	pvlock_spurious_wakeups_total       spurious_wakeups              pv_spurious_wakeup
 //	                                    + passive_spurious_wakeups    + passive_spurious_wakeups
 //	pvlock_passive_waits_total          passive_waits                 passive_waits
+//	pvlock_passive_watches_total        passive_watches               passive_watches
 //	pvlock_halt_timeouts_total          halt_timeouts                 halt_timeouts
 //	pvlock_lost_wakeups_total           lost_wakeups                  lost_wakeups
 //	pvlock_slowpath_entries_total       taken_slow                    lock_slowpath
