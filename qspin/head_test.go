@@ -101,3 +101,27 @@ func TestStarvingHeadSetsPending(t *testing.T) {
 	testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
 	checkQuiescent(t)
 }
+
+// A waiter's starvation counts from the start of its wait, not from when it
+// heads the queue: a waiter that has waited outside the gate (or
+// contending) for starveAfter is a starving head as soon as it heads the
+// queue, while the lock is still held.
+func TestLongWaiterQueuesStarving(t *testing.T) {
+	defer func(d int64) { starveAfter = d }(starveAfter)
+	starveAfter = int64(time.Hour)
+	l := New(SpinThreshold(16))
+	before := Stats(ModePV).Snapshot()
+	starving := func() uint64 { return Stats(ModePV).Snapshot().Sub(before).Get(PVHeadStarving) }
+	l.Lock()
+	done := make(chan struct{})
+	go func() {
+		l.queue(now() - starveAfter) // began to wait starveAfter ago
+		l.Unlock()
+		close(done)
+	}()
+	testkit.WaitFor(t, "the head to be starving", func() bool { return starving() != 0 })
+	l.Unlock()
+	<-done
+	testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
+	checkQuiescent(t)
+}

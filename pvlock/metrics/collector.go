@@ -135,7 +135,7 @@ var (
 		"Events of locks other than qspin that no other pvlock metric exports.",
 		[]string{"lock", "mode", "name", "event"}, nil)
 	admissionsDesc = prometheus.NewDesc("pvlock_passive_admissions_total",
-		"Passive waiters admitted back into the lock: by a release that found no active waiter (cause=drained) or by the fairness bound (cause=fair).",
+		"Passive waiters admitted back into the lock: by a release that found no active waiter, or by a watching waiter that found the lock left free (cause=drained), or by the fairness bound (cause=fair).",
 		[]string{"lock", "mode", "name", "cause"}, nil)
 	passiveDesc = prometheus.NewDesc("pvlock_passive_waiters",
 		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode.",

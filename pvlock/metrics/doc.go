@@ -68,12 +68,15 @@
 // (pvlock.Policy.Restrict): waits outside a saturated lock, with no ticket
 // taken or queue node linked, and the halts, kicks and wake-ups of those
 // waiters, which the halt, kick and wake-up metrics include, as the vCPUs'
-// own counters do. Two more series come from them:
-// pvlock_passive_admissions_total{lock, mode, name, cause} counts the waiters let
-// back in, by a release that found no active waiter (cause="drained",
-// admitted_drained) or by the fairness bound (cause="fair",
-// admitted_fair), and the gauge pvlock_passive_waiters{lock, mode, name} is the
-// number waiting outside now (passive waits begun less admissions).
+// own counters do; pvlock_passive_watches_total counts those of vCPUs that
+// watched the lock from an otherwise idle CPU instead of halting. Two more
+// series come from them: pvlock_passive_admissions_total{lock, mode, name,
+// cause} counts the waiters let back in, by a release that found no active
+// waiter or by a watching waiter that found the lock left free
+// (cause="drained", admitted_drained) or by the fairness bound
+// (cause="fair", admitted_fair), and the gauge pvlock_passive_waiters{lock,
+// mode, name} is the number waiting outside now (passive waits begun less
+// admissions).
 //
 // The reader-writer lock (qspin.RWLock, lock="qrwlock") counts by role,
 // reader or writer, in four metrics with the labels lock, mode, name and

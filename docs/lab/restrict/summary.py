@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The acceptance ratios of the concurrency-restriction tables.
+
+    docs/lab/restrict/summary.py 1 2 3    # the invocations written by run.sh
+
+For each table run.sh writes, prints the ratio each bar is about, one column
+per invocation and the spread over them: Go's four Mutex benchmarks (median
+ns/op of the 5 counts, divided by sync.Mutex's), the self-pinned threads,
+the lab's ebizzy, dbench and lockloop at 1x-4x (throughput divided by
+sync.Mutex's and by the lock's own 1x, pv-ticket by native-ticket, max/min
+fairness), and the 16x and 128x fairness rows.
+"""
+import json
+import os
+import re
+import statistics
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_rows(name, inv):
+    path = os.path.join(HERE, f"{name}-{inv}-rows.json")
+    if not os.path.exists(path):
+        return None
+    rows = json.load(open(path))
+    return {(r["lock"], r["overcommit"]): r for r in rows}
+
+
+def bench_medians(name, inv):
+    """Median ns/op per benchmark name (without the -N suffix kept)."""
+    path = os.path.join(HERE, f"{name}-{inv}.txt")
+    if not os.path.exists(path):
+        return None
+    vals = {}
+    for line in open(path):
+        m = re.match(r"^(Benchmark\S+)\s+\d+\s+([\d.]+) ns/op", line)
+        if m:
+            vals.setdefault(m.group(1), []).append(float(m.group(2)))
+    return {k: statistics.median(v) for k, v in vals.items()}
+
+
+def spread(xs):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "-"
+    return f"{min(xs):.2f}-{max(xs):.2f}" if len(xs) > 1 else f"{xs[0]:.2f}"
+
+
+def line(label, xs):
+    cells = "  ".join("-" if x is None else f"{x:7.2f}" for x in xs)
+    print(f"  {label:<44} {cells}   [{spread(xs)}]")
+
+
+def main(invs):
+    print("invocations:", " ".join(invs))
+    print("\nGo's Mutex benchmarks, median ns/op / sync.Mutex (bar: pv-qspin <= 1.0, pv-ticket <= 1.5)")
+    meds = [bench_medians("gomutex", i) for i in invs]
+    for shape in ("mutex", "slack", "work", "workslack"):
+        for cpu in ("2", "8"):
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
+                xs = []
+                for m in meds:
+                    if not m:
+                        xs.append(None)
+                        continue
+                    base = m.get(f"BenchmarkGoMutex/shape={shape}/lock=sync.Mutex-{cpu}")
+                    v = m.get(f"BenchmarkGoMutex/shape={shape}/lock={lock}-{cpu}")
+                    xs.append(v / base if base and v else None)
+                line(f"{shape} -cpu {cpu} {lock}", xs)
+
+    print("\nself-pinned threads, 4 per CPU: sync.Mutex ns/op / lock ns/op (bar >= 0.8)")
+    meds = [bench_medians("pinned", i) for i in invs]
+    for lock in ("pv-qspin", "pv-ticket"):
+        for cpu in ("2", "8"):
+            xs = []
+            for m in meds:
+                if not m:
+                    xs.append(None)
+                    continue
+                base = next((v for k, v in m.items() if "lock=sync.Mutex" in k and k.endswith(f"-{cpu}")), None)
+                v = next((v for k, v in m.items() if f"lock={lock}" in k and k.endswith(f"-{cpu}")), None)
+                xs.append(base / v if base and v else None)
+            line(f"{lock} -cpu {cpu}", xs)
+
+    for wl in ("ebizzy", "dbench", "lockloop"):
+        rows = [load_rows(wl, i) for i in invs]
+        print(f"\n{wl}")
+        for oc in (1, 2, 3, 4):
+            line(f"{oc}x pv-qspin / sync.Mutex", [r and r[("pv-qspin", oc)]["ops_per_sec"] / r[("sync.Mutex", oc)]["ops_per_sec"] for r in rows])
+        for lock in ("pv-ticket", "pv-qspin-nosteal"):
+            for oc in (2, 3, 4):
+                line(f"{oc}x {lock} / its 1x", [r and r[(lock, oc)]["ops_per_sec"] / r[(lock, 1)]["ops_per_sec"] for r in rows])
+        if wl != "lockloop":
+            for oc in (2, 3, 4):
+                line(f"{oc}x pv-ticket / native-ticket", [r and r[("pv-ticket", oc)]["ops_per_sec"] / r[("native-ticket", oc)]["ops_per_sec"] for r in rows])
+        else:
+            line("1x pv-qspin / native-qspin", [r and r[("pv-qspin", 1)]["ops_per_sec"] / r[("native-qspin", 1)]["ops_per_sec"] for r in rows])
+            line("1x pv-ticket / native-ticket", [r and r[("pv-ticket", 1)]["ops_per_sec"] / r[("native-ticket", 1)]["ops_per_sec"] for r in rows])
+            for lock in ("pv-ticket", "pv-qspin-nosteal"):
+                for oc in (2, 3, 4):
+                    vals = [r and r[(lock, oc)]["ops_per_sec"] for r in rows]
+                    vals = [v for v in vals if v]
+                    if vals:
+                        print(f"  {oc}x {lock} min/max over invocations: {min(vals) / max(vals):.2f}")
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+            line(f"4x {lock} max/min", [r and r[(lock, 4)]["fairness_max_min"] for r in rows])
+
+    print("\n16x and 128x fairness, max/min (bars: <= 3 at 16x; <= 10 at 128x)")
+    for wl in ("lockloop", "ebizzy", "dbench"):
+        rows = [load_rows(f"scale16-{wl}", i) for i in invs]
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+            line(f"16x {wl} {lock}", [r and r[(lock, 16)]["fairness_max_min"] for r in rows])
+    rows = [load_rows("scale128", i) for i in invs]
+    for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+        line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
+        line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:] or ["1", "2", "3"])
