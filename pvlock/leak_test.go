@@ -79,6 +79,11 @@ func TestVCPUThreadsAreReleased(t *testing.T) {
 			if tid == 0 || seen[tid] {
 				t.Fatalf("run %d: vCPU threads not distinct: %v", i, tids)
 			}
+			// Go parks the main thread for good, rather than end it, when
+			// a goroutine locked to it exits.
+			if tid == os.Getpid() {
+				t.Fatalf("run %d: a vCPU ran on the process's main thread", i)
+			}
 			seen[tid] = true
 		}
 		if !settle(func() bool {

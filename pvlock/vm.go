@@ -270,10 +270,32 @@ func (v *VCPU) Repin(cpus []int) error {
 }
 
 func (v *VCPU) run(ctx context.Context, fn Workload, start <-chan struct{}, ready, done *sync.WaitGroup, fail func(error)) {
-	defer done.Done()
 	// Locked for good: the goroutine exits locked, which ends the thread,
 	// so a pinned thread never runs other goroutines.
 	runtime.LockOSThread()
+	if unix.Gettid() == unix.Getpid() {
+		// The process's main thread is the one thread Go does not end when
+		// a goroutine locked to it exits: it parks it for good instead, and
+		// it would stay behind pinned. A vCPU that starts there moves to
+		// another thread: its successor locks one (never this one, which is
+		// ours until it has) before we let this one go.
+		locked := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			close(locked)
+			v.runLocked(ctx, fn, start, ready, done, fail)
+		}()
+		<-locked
+		runtime.UnlockOSThread()
+		return
+	}
+	v.runLocked(ctx, fn, start, ready, done, fail)
+}
+
+// runLocked is the vCPU's life on the thread its goroutine is locked to,
+// which is not the process's main thread.
+func (v *VCPU) runLocked(ctx context.Context, fn Workload, start <-chan struct{}, ready, done *sync.WaitGroup, fail func(error)) {
+	defer done.Done()
 	cpus := v.vm.cpus
 	if v.cpu >= 0 {
 		cpus = []int{v.cpu}
