@@ -220,10 +220,7 @@ func TestTryLock(t *testing.T) {
 // exclusion oracle: a successful TryLock must be exclusive too. (A queue
 // lock may be contended all the time, so TryLock may never win here.)
 func TestTryLockUnderContention(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
@@ -234,7 +231,7 @@ func TestTryLockUnderContention(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var startOnce sync.Once
-			err = vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
+			err := vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
 				startOnce.Do(func() { time.AfterFunc(200*time.Millisecond, cancel) })
 				myTries, myWins := 0, 0
 				for i := 0; i == 0 || ctx.Err() == nil; i++ {
@@ -296,7 +293,7 @@ func TestNesting(t *testing.T) {
 			}
 		}
 	}
-	cpus, _ := pvlock.HostCPUs()
+	cpus := locktest.HostCPUs(t)
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
 	const perWaiter = 300
 	var wg sync.WaitGroup
@@ -382,7 +379,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
 	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
-	cpus, _ := pvlock.HostCPUs()
+	cpus := locktest.HostCPUs(t)
 	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
 		l := New(opt, SpinThreshold(stressThreshold))
 		r := stressVCPUs(t, l, 2*len(cpus), 200*time.Millisecond)

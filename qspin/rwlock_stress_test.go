@@ -170,10 +170,7 @@ func TestRWStressVCPUs(t *testing.T) {
 	if testing.Short() {
 		d = 150 * time.Millisecond
 	}
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	defer locktest.LongHaltTimeout()()
 	for _, v := range rwVariants()[:2] {
 		for _, n := range []int{2 * len(cpus), 4 * len(cpus)} {

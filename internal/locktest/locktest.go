@@ -128,6 +128,17 @@ func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
 	return func() { pvlock.SetPolicy(old) }
 }
 
+// HostCPUs returns the CPUs the process may run on (pvlock.HostCPUs),
+// failing tb if they cannot be read.
+func HostCPUs(tb testing.TB) []int {
+	tb.Helper()
+	cpus, err := pvlock.HostCPUs()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cpus
+}
+
 // NewVM returns the VM of cfg, failing tb if cfg is refused.
 func NewVM(tb testing.TB, cfg pvlock.Config) *pvlock.VM {
 	tb.Helper()

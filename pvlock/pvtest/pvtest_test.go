@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/pvlock/pvtest"
 	"github.com/pvlock/pvlock/qspin"
@@ -25,10 +26,7 @@ import (
 // were as many as the factor says, that each of them ran, and that
 // together they ran b.N iterations, no more, no less.
 func BenchmarkCounter(b *testing.B) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(b)
 	for _, oc := range []int{1, 4} {
 		b.Run(fmt.Sprintf("oc=%dx", oc), func(b *testing.B) {
 			var (
@@ -313,10 +311,7 @@ func parseBench(t *testing.T, out string) []benchLine {
 // range. p99-ns must be there once b.N is large enough that some vCPU
 // certainly timed an acquisition (SampleEvery per vCPU).
 func TestBenchmarkLines(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	for _, bt := range []struct {
 		flag  string
 		exact int // b.N the flag fixes; 0 for a duration
@@ -402,10 +397,7 @@ func TestBenchmarkMetrics(t *testing.T) {
 // TestRun: Run runs the workload on factor vCPUs per CPU, pinned and with
 // GOMAXPROCS raised, and returns the VM with its counters.
 func TestRun(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	var ran atomic.Int32
 	vm := pvtest.Run(t, 2, func(ctx context.Context, v *pvlock.VCPU) error {
 		ran.Add(1)
