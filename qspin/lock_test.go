@@ -16,7 +16,7 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// variant is one way to build a Lock under test.
+// variant is one way to build a Lock or an RWLock under test.
 type variant struct {
 	name string
 	mode Mode
@@ -26,6 +26,9 @@ type variant struct {
 // stressThreshold is short so that PV waiters really halt in stress tests.
 const stressThreshold = 128
 
+// variants are the Lock and RWLock variants under test. The PV ones spin
+// for stressThreshold, so that their waiters (an RWLock's queue heads)
+// really halt.
 func variants() []variant {
 	return []variant{
 		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},

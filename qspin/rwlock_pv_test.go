@@ -199,7 +199,7 @@ func (h *parkedHead) wait(t *testing.T) {
 // 1024 at a time per lock, and that misuse is not counted.
 func TestRWStatsCountAcquisitions(t *testing.T) {
 	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		l := NewRW(v.opts...)
 		st := RWStats(l.Mode())
 		before := st.Snapshot()

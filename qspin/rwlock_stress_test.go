@@ -172,7 +172,7 @@ func TestRWStressVCPUs(t *testing.T) {
 	}
 	cpus := locktest.HostCPUs(t)
 	defer locktest.LongHaltTimeout()()
-	for _, v := range rwVariants()[:2] {
+	for _, v := range variants()[:2] {
 		for _, n := range []int{2 * len(cpus), 4 * len(cpus)} {
 			t.Run(fmt.Sprintf("%s/%dvcpus", v.name, n), func(t *testing.T) {
 				l := NewRW(v.opts...)
@@ -333,7 +333,7 @@ func TestRWNoStarvation(t *testing.T) {
 	if testing.Short() {
 		rounds = 50
 	}
-	for _, v := range rwVariants()[:3] {
+	for _, v := range variants()[:3] {
 		t.Run(v.name+"/writer", func(t *testing.T) {
 			l := NewRW(v.opts...)
 			worst := streamAgainst(t, l, 4, rounds,

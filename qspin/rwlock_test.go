@@ -12,20 +12,9 @@ import (
 	"github.com/pvlock/pvlock/internal/testkit"
 )
 
-// rwVariants are the RWLock variants under test. The PV ones spin for a
-// short fixed threshold, so that their queue heads really halt.
-func rwVariants() []variant {
-	return []variant{
-		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},
-		{"pv-nosteal", ModePVNoSteal, []Option{NoStealing(), SpinThreshold(stressThreshold)}},
-		{"native", ModeNative, []Option{Native()}},
-		{"tas", ModeTAS, []Option{TAS()}},
-	}
-}
-
 // forEachRW runs f as a subtest on a fresh lock of every variant.
 func forEachRW(t *testing.T, f func(t *testing.T, l *RWLock)) {
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := NewRW(v.opts...)
 			if l.Mode() != v.mode {
@@ -84,7 +73,7 @@ func TestRWWordLayout(t *testing.T) {
 }
 
 func TestRWOptions(t *testing.T) {
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		l := NewRW(v.opts...)
 		if l.Mode() != v.mode || l.wait.Mode() != v.mode {
 			t.Errorf("%s: mode %v, wait lock %v", v.name, l.Mode(), l.wait.Mode())
