@@ -64,12 +64,21 @@ var failedAt atomic.Int64
 
 func markFailing() { failedAt.Store(time.Now().UnixNano()) }
 
-func reportEnd(tb testing.TB) {
+// childCase returns the case of cases that childEnv selects, and has the
+// child's cleanup print how long after the vCPU's call (failedAt) the
+// test ended. Outside a sub-process it skips tb.
+func childCase[F any](tb testing.TB, cases map[string]F) F {
+	tb.Helper()
+	f, ok := cases[os.Getenv(childEnv)]
+	if !ok {
+		tb.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
+	}
 	tb.Cleanup(func() {
 		if at := failedAt.Load(); at != 0 {
 			fmt.Printf("pvtest-child: ended %d ns after the vCPU's call\n", time.Now().UnixNano()-at)
 		}
 	})
+	return f
 }
 
 //go:noinline
@@ -99,11 +108,7 @@ var childTests = map[string]func(t *testing.T, v *pvlock.VCPU) error{
 // TestChild runs a case of childTests in a sub-process of
 // TestVCPUFailuresEndTheTest; run directly, it skips.
 func TestChild(t *testing.T) {
-	f := childTests[os.Getenv(childEnv)]
-	if f == nil {
-		t.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
-	}
-	reportEnd(t)
+	f := childCase(t, childTests)
 	var mu qspin.Lock
 	pvtest.Run(t, 2, func(ctx context.Context, v *pvlock.VCPU) error {
 		if v.Index() == 1 {
@@ -138,11 +143,7 @@ var childBenchmarks = map[string]func(b *testing.B, pb *pvtest.PB){
 // BenchmarkChild runs a case of childBenchmarks in a sub-process of
 // TestVCPUFailuresEndTheTest; run directly, it skips.
 func BenchmarkChild(b *testing.B) {
-	f := childBenchmarks[os.Getenv(childEnv)]
-	if f == nil {
-		b.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
-	}
-	reportEnd(b)
+	f := childCase(b, childBenchmarks)
 	var mu qspin.Lock
 	pvtest.RunParallel(b, 2, func(pb *pvtest.PB) {
 		if pb.VCPU().Index() == 0 {
