@@ -1,7 +1,6 @@
 package ticket
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -21,14 +20,7 @@ func BenchmarkUncontended(b *testing.B) {
 			w.Add(1)
 		}
 	})
-	b.Run("lock=sync.Mutex", func(b *testing.B) {
-		var mu sync.Mutex
-		b.ReportAllocs()
-		for b.Loop() {
-			mu.Lock()
-			mu.Unlock()
-		}
-	})
+	b.Run("lock=sync.Mutex", locktest.UncontendedSyncMutex)
 	for _, v := range variants[:2] {
 		b.Run("lock="+v.name+"-ticket", func(b *testing.B) {
 			l := v.new()

@@ -117,6 +117,18 @@ func Stress(lk sync.Locker, cfg Config) (Result, error) {
 	return res, nil
 }
 
+// UncontendedSyncMutex is the baseline of the lock packages'
+// BenchmarkUncontended: one Lock+Unlock pair on a sync.Mutex nobody else
+// touches.
+func UncontendedSyncMutex(b *testing.B) {
+	var mu sync.Mutex
+	b.ReportAllocs()
+	for b.Loop() {
+		mu.Lock()
+		mu.Unlock()
+	}
+}
+
 // SetPolicy applies change to the pvlock policy and returns the function
 // that puts back the policy it found: defer SetPolicy(...)() scopes a
 // policy change to a test.
