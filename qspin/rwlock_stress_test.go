@@ -338,20 +338,20 @@ func TestRWNoStarvation(t *testing.T) {
 		rounds = 50
 	}
 	for _, v := range variants()[:3] {
-		t.Run(v.name+"/writer", func(t *testing.T) {
-			l := NewRW(v.opts...)
-			worst := streamAgainst(t, l, 4, rounds,
-				func() { l.RLock(); busy(8); l.RUnlock() },
-				func() { l.Lock(); l.Unlock() })
-			t.Logf("longest writer wait among %d readers: %v", 4, worst)
-		})
-		t.Run(v.name+"/reader", func(t *testing.T) {
-			l := NewRW(v.opts...)
-			worst := streamAgainst(t, l, 2, rounds,
-				func() { l.Lock(); busy(8); l.Unlock() },
-				func() { l.RLock(); l.RUnlock() })
-			t.Logf("longest reader wait among %d writers: %v", 2, worst)
-		})
+		for _, c := range []struct {
+			victim, streamers string
+			n                 int
+			stream, wait      func(l *RWLock)
+		}{
+			{"writer", "readers", 4, func(l *RWLock) { l.RLock(); busy(8); l.RUnlock() }, func(l *RWLock) { l.Lock(); l.Unlock() }},
+			{"reader", "writers", 2, func(l *RWLock) { l.Lock(); busy(8); l.Unlock() }, func(l *RWLock) { l.RLock(); l.RUnlock() }},
+		} {
+			t.Run(v.name+"/"+c.victim, func(t *testing.T) {
+				l := NewRW(v.opts...)
+				worst := streamAgainst(t, l, c.n, rounds, func() { c.stream(l) }, func() { c.wait(l) })
+				t.Logf("longest %s wait among %d %s: %v", c.victim, c.n, c.streamers, worst)
+			})
+		}
 	}
 }
 
