@@ -184,13 +184,8 @@ func TestTryLock(t *testing.T) {
 				}
 				res <- n
 			}()
-			select {
-			case n := <-res:
-				if n != 0 {
-					t.Fatalf("TryLock succeeded %d times on a held lock", n)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("TryLock blocked")
+			if n := testkit.Receive(t, res, 30*time.Second, "TryLock blocked"); n != 0 {
+				t.Fatalf("TryLock succeeded %d times on a held lock", n)
 			}
 
 			// A waiter queues (or spins) behind the held lock.
@@ -362,11 +357,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 				close(released)
 			}()
 			<-released
-			select {
-			case <-got:
-			case <-time.After(30 * time.Second):
-				t.Fatal("waiter never got the lock")
-			}
+			testkit.Receive(t, got, 30*time.Second, "waiter never got the lock")
 			testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
 			d := Stats(v.mode).Snapshot().Sub(before)
 			if l.PV() && (d.Get(PVWaitHead) == 0 || d.Get(PVKickUnlock) != 1) {
@@ -448,11 +439,7 @@ func TestWaitEarlyBehindHaltedPredecessor(t *testing.T) {
 	// The hand-off: the new queue head's locked flag, then the kick.
 	n.locked.Store(1)
 	w.Kick()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the kicked waiter did not return")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the kicked waiter did not return")
 	d := Stats(ModePV).Snapshot().Sub(before)
 	if d.Get(PVWaitEarly) != 1 || d.Get(PVWaitNode) != 1 || d.Get(HaltTimeouts) != 0 {
 		t.Fatalf("wait_early %d, wait_node %d, halt timeouts %d; want 1, 1, 0",

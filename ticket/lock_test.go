@@ -257,13 +257,8 @@ func TestKickBeforeHalt(t *testing.T) {
 	}
 	done := make(chan kick.Result, 1)
 	go func() { done <- w.Halt(0) }()
-	select {
-	case r := <-done:
-		if r != kick.Kicked {
-			t.Fatalf("halt after an early kick returned %v", r)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("halt slept through a kick that came before it")
+	if r := testkit.Receive(t, done, 5*time.Second, "halt slept through a kick that came before it"); r != kick.Kicked {
+		t.Fatalf("halt after an early kick returned %v", r)
 	}
 	waiters.Withdraw(w)
 	if uint32(l.word.Load()) != ticket {
@@ -457,11 +452,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	}()
 	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
 	l.Unlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the early-halted waiter was never kicked")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the early-halted waiter was never kicked")
 	d := checkClean(t, before)
 	if d.Get(HaltEarly) != 1 || d.Get(Halts) != 1 || d.Get(ReleasedSlowKicked) != 1 {
 		t.Fatalf("early halts %d, halts %d, kicked releases %d; want 1 each",
@@ -489,12 +480,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 	}()
 	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
 	l.Unlock() // kicks the halted holder of next
-	var hint uint32
-	select {
-	case hint = <-acquired:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the halted waiter was never kicked")
-	}
+	hint := testkit.Receive(t, acquired, 10*time.Second, "the halted waiter was never kicked")
 	close(release)
 	if hint != 0 {
 		t.Fatalf("the kicked holder of ticket %d owns the lock, yet the waking hint is still %#x", next, hint)

@@ -1,5 +1,6 @@
 // Package testkit holds the small helpers the tests of every package
-// share: polling for a condition, running goroutines, the
+// share: waiting for a condition or for a channel's next value, running
+// goroutines, the
 // mutual-exclusion oracle, the hung-test watchdog, an output buffer that a
 // running program and its test may use at once, and the -short switch of
 // run lengths. It imports none
@@ -25,6 +26,20 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
 	if !Eventually(30*time.Second, cond, nil) {
 		tb.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// Receive returns the next value from ch, and fails tb with failure if
+// none comes within timeout.
+func Receive[T any](tb testing.TB, ch <-chan T, timeout time.Duration, failure string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		tb.Fatal(failure)
+		var none T
+		return none
 	}
 }
 
