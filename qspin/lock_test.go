@@ -11,10 +11,7 @@ import (
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // variant is one way to build a Lock or an RWLock under test.
 type variant struct {

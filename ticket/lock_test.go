@@ -17,10 +17,7 @@ import (
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type variant struct {
 	name string
