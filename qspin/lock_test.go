@@ -369,7 +369,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 // TestPVSpinOff checks that turning pvlock.Policy.PVSpin off stops PV locks from
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	defer locktest.NoPVSpin()()
 	cpus := locktest.HostCPUs(t)
 	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
 		l := New(opt, SpinThreshold(stressThreshold))
@@ -382,7 +382,7 @@ func TestPVSpinOff(t *testing.T) {
 
 // TestStatsOff checks that no event is counted while statistics are off.
 func TestStatsOff(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
+	defer locktest.Statistics(false)()
 	before := Stats(ModePV).Snapshot()
 	var l Lock
 	for i := 0; i < 3*batch; i++ {

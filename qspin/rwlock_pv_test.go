@@ -9,7 +9,6 @@ import (
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // keyOf is l's key in rwHeads.
@@ -211,7 +210,7 @@ func (h *parkedHead) wait(t *testing.T) {
 // TestRWStatsCountAcquisitions checks that reads and writes are counted
 // 1024 at a time per lock, and that misuse is not counted.
 func TestRWStatsCountAcquisitions(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	defer locktest.Statistics(true)()
 	for _, v := range variants() {
 		l := NewRW(v.opts...)
 		events := rwEvents(l)
@@ -304,7 +303,7 @@ func TestRWReadCount(t *testing.T) {
 // flushes once it holds the lock, and a failed TryRLock at a batch-th
 // count flushes nothing, leaving it to the next read.
 func TestRWReadCountFlush(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	defer locktest.Statistics(true)()
 	forEachRW(t, func(t *testing.T, l *RWLock) {
 		st := RWStats(l.Mode())
 		reads := func() uint64 { return st.Snapshot().Get(ReadAcquisitions) }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // BenchmarkUncontended measures one Lock+Unlock pair on a lock nobody else
@@ -32,7 +31,7 @@ func BenchmarkUncontended(b *testing.B) {
 		})
 	}
 	b.Run("lock=pv-ticket-nostats", func(b *testing.B) {
-		defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
+		defer locktest.Statistics(false)()
 		l := New()
 		b.ReportAllocs()
 		for b.Loop() {

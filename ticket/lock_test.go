@@ -409,7 +409,7 @@ func TestWrapAroundContended(t *testing.T) {
 }
 
 func TestNoPVSpinNeverHalts(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	defer locktest.NoPVSpin()()
 	before := Stats(ModePV).Snapshot()
 	if _, err := locktest.Stress(New(SpinThreshold(16)), locktest.Config{Overcommit: 2, Iterations: 500, Deadline: 3 * time.Second}); err != nil {
 		t.Fatal(err)
@@ -492,7 +492,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 // served ticket: the early halt is a halt, and with halting off it must
 // not turn into a tight loop that no native shootdown can get through.
 func TestNoPVSpinWakingHintStillPolls(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	defer locktest.NoPVSpin()()
 	l := New()
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, func(*pvlock.VCPU) {})

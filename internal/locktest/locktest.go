@@ -140,6 +140,19 @@ func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
 	return func() { pvlock.SetPolicy(old) }
 }
 
+// Statistics turns the lock statistics (pvlock.Policy.Stats) on or off
+// and returns the function that puts the policy back.
+func Statistics(on bool) (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.Stats = on })
+}
+
+// NoPVSpin turns PV spinning off (pvlock.Policy.PVSpin), so that PV
+// waiters spin without halting, and returns the function that puts the
+// policy back.
+func NoPVSpin() (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })
+}
+
 // HostCPUs returns the CPUs the process may run on (pvlock.HostCPUs),
 // failing tb if they cannot be read.
 func HostCPUs(tb testing.TB) []int {
