@@ -100,22 +100,7 @@ func TestOptions(t *testing.T) {
 	if len(names) != 4 || !strings.HasPrefix(Mode(9).String(), "Mode(") {
 		t.Errorf("mode names %v, Mode(9) = %q", names, Mode(9).String())
 	}
-	mustPanic(t, "Stats of unknown mode", func() { Stats(Mode(9)) })
-}
-
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if r == nil {
-			t.Fatalf("no panic, want one containing %q", want)
-		}
-		if s, _ := r.(string); !strings.Contains(s, want) {
-			t.Fatalf("panic %v, want one containing %q", r, want)
-		}
-	}()
-	f()
+	testkit.MustPanic(t, "Stats of unknown mode", func() { Stats(Mode(9)) })
 }
 
 // TestUnlockOfUnlockedPanics checks the misuse panic (where sync.Mutex
@@ -125,10 +110,10 @@ func TestUnlockOfUnlockedPanics(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
-			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
 			l.Lock()
 			l.Unlock()
-			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
 			if w := l.word.Load(); w != 0 {
 				t.Fatalf("word %#x after a refused Unlock", w)
 			}

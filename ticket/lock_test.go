@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -269,29 +268,16 @@ func TestKickBeforeHalt(t *testing.T) {
 
 func TestUnlockOfUnlockedPanics(t *testing.T) {
 	for _, v := range variants {
-		l := v.new()
-		func() {
-			defer func() {
-				r := recover()
-				if r == nil || !strings.Contains(fmt.Sprint(r), "unlock of unlocked lock") {
-					t.Errorf("%s: Unlock of unlocked lock: recover() = %v", v.name, r)
-				}
-			}()
+		t.Run(v.name, func(t *testing.T) {
+			l := v.new()
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
+			l.Lock()
 			l.Unlock()
-		}()
-		l.Lock()
-		l.Unlock()
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: second Unlock did not panic", v.name)
-				}
-			}()
-			l.Unlock()
-		}()
-		if l.IsLocked() {
-			t.Errorf("%s: the failed Unlock corrupted the lock", v.name)
-		}
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
+			if l.IsLocked() {
+				t.Errorf("the failed Unlock corrupted the lock")
+			}
+		})
 	}
 }
 
