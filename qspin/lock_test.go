@@ -208,11 +208,7 @@ func TestTryLockUnderContention(t *testing.T) {
 			var o testkit.Oracle
 			var mu sync.Mutex
 			tries, wins := 0, 0
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var startOnce sync.Once
-			err := vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
-				startOnce.Do(func() { time.AfterFunc(200*time.Millisecond, cancel) })
+			err := locktest.RunFor(vm, 200*time.Millisecond, func(ctx context.Context, vc *pvlock.VCPU) error {
 				myTries, myWins := 0, 0
 				for i := 0; i == 0 || ctx.Err() == nil; i++ {
 					if vc.Index()%2 == 0 {

@@ -186,13 +186,9 @@ func TestRWStressVCPUs(t *testing.T) {
 				vm := locktest.NewVM(t, pvlock.Config{VCPUs: n, Pinning: pvlock.PinEach})
 				rs, ws := RWStats(l.Mode()), Stats(l.Mode())
 				rb, wb := rs.Snapshot(), ws.Snapshot()
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				var start sync.Once
 				per := make([]int64, n)
 				wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("RWLock %v x%d vCPUs", l.Mode(), n), rwDump(l))
-				err := vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
-					start.Do(func() { time.AfterFunc(d, cancel) })
+				err := locktest.RunFor(vm, d, func(ctx context.Context, vc *pvlock.VCPU) error {
 					g := vc.Index()
 					for i := 0; i == 0 || ctx.Err() == nil; i++ {
 						tab.use(l, i, (i+g)%4 == 0)

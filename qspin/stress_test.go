@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -212,14 +211,10 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 	before := st.Snapshot()
 	var o testkit.Oracle
 	per := make([]int64, vcpus)
+	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
 	// The run lasts d from the moment the vCPUs start: starting 256
 	// pinned threads can take longer than d on a loaded host.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var startOnce sync.Once
-	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
-	err := vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
-		startOnce.Do(func() { time.AfterFunc(d, cancel) })
+	err := locktest.RunFor(vm, d, func(ctx context.Context, v *pvlock.VCPU) error {
 		n := int64(0)
 		for i := 0; i == 0 || ctx.Err() == nil; i++ {
 			l.Lock()

@@ -140,6 +140,19 @@ func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
 	return func() { pvlock.SetPolicy(old) }
 }
 
+// RunFor runs body on every vCPU of vm, as vm.Run does, with a context
+// that is done d after the first vCPU started: however late a loaded host
+// starts the vCPU threads, the run lasts d.
+func RunFor(vm *pvlock.VM, d time.Duration, body pvlock.Workload) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var start sync.Once
+	return vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		start.Do(func() { time.AfterFunc(d, cancel) })
+		return body(ctx, v)
+	})
+}
+
 // Statistics turns the lock statistics (pvlock.Policy.Stats) on or off
 // and returns the function that puts the policy back.
 func Statistics(on bool) (restore func()) {
