@@ -9,7 +9,6 @@ import (
 
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
-	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -358,31 +357,6 @@ func TestPVSpinOff(t *testing.T) {
 		if n := r.delta.Get(Halts); n != 0 {
 			t.Errorf("%v halted %d times with PV spinning off", l.Mode(), n)
 		}
-	}
-}
-
-// TestStatsOff checks that no event is counted while statistics are off.
-func TestStatsOff(t *testing.T) {
-	defer locktest.Statistics(false)()
-	before := Stats(ModePV).Snapshot()
-	var l Lock
-	for i := 0; i < 3*batch; i++ {
-		l.Lock()
-		l.Unlock()
-	}
-	if d := Stats(ModePV).Snapshot().Sub(before).Get(Acquisitions); d != 0 {
-		t.Fatalf("%d acquisitions counted with statistics off", d)
-	}
-}
-
-func TestWakeLatency(t *testing.T) {
-	s := lockstat.Snapshot{Events: map[string]uint64{PVKickWake: 4, PVLatencyWake: 4000}}
-	if got := WakeLatency(s); got != time.Microsecond {
-		t.Fatalf("WakeLatency = %v, want 1µs", got)
-	}
-	s.Events[PVKickWake] = 0
-	if got := WakeLatency(s); got != 0 {
-		t.Fatalf("WakeLatency with no wakes = %v", got)
 	}
 }
 
