@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
@@ -159,7 +158,7 @@ func TestRWStressGoroutines(t *testing.T) {
 				if got := l.word.reads() - readsBefore; got != reads {
 					t.Errorf("%v: the lock counted %d reads, want %d", l.Mode(), got, reads)
 				}
-				if got := int64(rw.Get(ReadAcquisitions)); lockcore.StatsOn.Load() && (got <= int64(reads)-batch || got >= int64(reads)+batch) {
+				if got := int64(rw.Get(ReadAcquisitions)); pvlock.CurrentPolicy().Stats && (got <= int64(reads)-batch || got >= int64(reads)+batch) {
 					t.Errorf("%v: %d read acquisitions in the statistics for %d reads", l.Mode(), got, reads)
 				}
 			})
