@@ -90,29 +90,25 @@ func TestRWOptions(t *testing.T) {
 // TestRWTry is the first part of Go's TestRWMutex.
 func TestRWTry(t *testing.T) {
 	forEachRW(t, func(t *testing.T, m *RWLock) {
+		// try fails the test unless the attempt what, made with the lock
+		// in state, got want.
+		try := func(what string, got, want bool, state string) {
+			t.Helper()
+			if got != want {
+				t.Fatalf("%s %s with the lock %s", what, map[bool]string{true: "succeeded", false: "failed"}[got], state)
+			}
+		}
 		m.Lock()
-		if m.TryLock() {
-			t.Fatalf("TryLock succeeded with the lock write-locked")
-		}
-		if m.TryRLock() {
-			t.Fatalf("TryRLock succeeded with the lock write-locked")
-		}
+		try("TryLock", m.TryLock(), false, "write-locked")
+		try("TryRLock", m.TryRLock(), false, "write-locked")
 		m.Unlock()
 
-		if !m.TryLock() {
-			t.Fatalf("TryLock failed with the lock unlocked")
-		}
+		try("TryLock", m.TryLock(), true, "unlocked")
 		m.Unlock()
 
-		if !m.TryRLock() {
-			t.Fatalf("TryRLock failed with the lock unlocked")
-		}
-		if !m.TryRLock() {
-			t.Fatalf("TryRLock failed with the lock read-locked")
-		}
-		if m.TryLock() {
-			t.Fatalf("TryLock succeeded with the lock read-locked")
-		}
+		try("TryRLock", m.TryRLock(), true, "unlocked")
+		try("TryRLock", m.TryRLock(), true, "read-locked")
+		try("TryLock", m.TryLock(), false, "read-locked")
 		m.RUnlock()
 		m.RUnlock()
 		// A writer waiting at the queue head closes the lock to TryRLock.
