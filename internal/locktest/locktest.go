@@ -1,9 +1,11 @@
 // Package locktest holds what the tests of the lock packages, pvlock and
 // its collector share that needs the runtime: the stress harness (vCPUs
 // pinned onto the host's CPUs, overcommitted, hammering one lock while
-// checking mutual exclusion inside the critical section), VMs that fail
-// the test instead of returning an error, and scoped policy changes. The
-// helpers that need no runtime are in internal/testkit.
+// checking mutual exclusion inside the critical section), the host's CPUs
+// and VMs that fail the test instead of returning an error, runs timed
+// from their first vCPU's start, scoped policy changes, and the sync.Mutex
+// baseline of the uncontended benchmarks. The helpers that need no
+// runtime are in internal/testkit.
 package locktest
 
 import (
