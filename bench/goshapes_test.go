@@ -6,7 +6,6 @@ import (
 
 	"github.com/pvlock/pvlock/bench/locks"
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 	"golang.org/x/sys/cpu"
@@ -64,7 +63,7 @@ func bothStats(b *testing.B, f func(b *testing.B)) {
 			name = "stats=off"
 		}
 		b.Run(name, func(b *testing.B) {
-			defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = on })()
+			defer locktest.Statistics(on)()
 			b.ReportAllocs()
 			f(b)
 		})

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/pvlock/pvlock/pvlock"
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 	"golang.org/x/sys/unix"
@@ -23,10 +23,7 @@ import (
 //
 //	go test -run '^$' -bench PinnedThreads -cpu 2,8 -count 5 ./bench
 func BenchmarkPinnedThreads(b *testing.B) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(b)
 	for _, c := range []struct {
 		name string
 		new  func() sync.Locker

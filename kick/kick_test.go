@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/testkit"
 	"go.uber.org/goleak"
 )
 
@@ -51,13 +52,8 @@ func TestKickBeforeHaltIsNotLost(t *testing.T) {
 		// run it with a watchdog.
 		res := make(chan Result, 1)
 		go func() { res <- w.Halt(0) }()
-		select {
-		case r := <-res:
-			if r != Kicked {
-				t.Fatalf("Halt = %v, want kicked", r)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("Halt slept through a kick that arrived before it")
+		if r := testkit.Receive(t, res, 10*time.Second, "Halt slept through a kick that arrived before it"); r != Kicked {
+			t.Fatalf("Halt = %v, want kicked", r)
 		}
 		c := w.Counters()
 		if c.EarlyKicks != 1 || c.Halts != 0 || c.KicksReceived != 1 {

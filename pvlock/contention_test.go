@@ -42,6 +42,17 @@ func contendedCaller(l locker) {
 	l.Unlock()
 }
 
+// contend holds l for hold while contendedCaller waits to take it, and
+// returns once contendedCaller has taken and released it.
+func contend(l locker, hold time.Duration) {
+	l.Lock()
+	done := make(chan struct{})
+	go func() { defer close(done); contendedCaller(l) }()
+	time.Sleep(hold)
+	l.Unlock()
+	<-done
+}
+
 // fetchContentionProfile reads the contention profile as net/http/pprof
 // serves it and parses it.
 func fetchContentionProfile(t *testing.T) *profile.Profile {
@@ -92,12 +103,7 @@ func TestContentionProfile(t *testing.T) {
 	for _, k := range lockKinds {
 		l := k.new()
 		for range rounds {
-			l.Lock()
-			done := make(chan struct{})
-			go func() { defer close(done); contendedCaller(l) }()
-			time.Sleep(hold)
-			l.Unlock()
-			<-done
+			contend(l, hold)
 		}
 	}
 	p := fetchContentionProfile(t)
@@ -119,13 +125,7 @@ func TestContentionProfile(t *testing.T) {
 		t.Fatalf("SetContentionProfileRate returned %d, want 1", prev)
 	}
 	// Off, nothing more is sampled.
-	l := new(ticket.Lock)
-	l.Lock()
-	done := make(chan struct{})
-	go func() { defer close(done); contendedCaller(l) }()
-	time.Sleep(hold)
-	l.Unlock()
-	<-done
+	contend(new(ticket.Lock), hold)
 	after, _ := waitedIn(fetchContentionProfile(t), ".contendedCaller")
 	if after-base != got {
 		t.Fatalf("with the rate 0 the profile went from %d to %d counts", got, after-base)

@@ -90,12 +90,7 @@ func TestVCPUCondRelockYield(t *testing.T) {
 	for _, slice := range []time.Duration{0, 300 * time.Microsecond} {
 		locktest.SetPolicy(func(p *pvlock.Policy) { p.YieldSlice = slice })
 		vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2, CPUs: cpus[:1]})
-		// 150ms from the first vCPU's start, however late a loaded host
-		// starts the threads.
-		ctx, cancel := context.WithCancel(context.Background())
-		var clock sync.Once
-		err = vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
-			clock.Do(func() { time.AfterFunc(150*time.Millisecond, cancel) })
+		err = locktest.RunFor(vm, 150*time.Millisecond, func(ctx context.Context, v *pvlock.VCPU) error {
 			f := &fakeLock{}
 			f.Lock()
 			for ctx.Err() == nil {
@@ -104,7 +99,6 @@ func TestVCPUCondRelockYield(t *testing.T) {
 			f.Unlock()
 			return nil
 		})
-		cancel()
 		if err != nil {
 			t.Fatal(err)
 		}

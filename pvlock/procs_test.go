@@ -10,8 +10,9 @@ import (
 // procsCalls replaces the runtime calls of the GOMAXPROCS restore with
 // ones that record what they were asked ("set N" or "default") and then
 // make the real call; the test's cleanup puts the real calls back and
-// GOMAXPROCS as it was.
-func procsCalls(t *testing.T) *[]string {
+// GOMAXPROCS as it was. It sets procsFromEnv to fromEnv and GOMAXPROCS to
+// the runtime's default, which the recorded calls do not include.
+func procsCalls(t *testing.T, fromEnv bool) *[]string {
 	t.Helper()
 	procs.mu.Lock()
 	running := procs.running
@@ -39,6 +40,8 @@ func procsCalls(t *testing.T) *[]string {
 			runtime.GOMAXPROCS(orig)
 		}
 	})
+	procsFromEnv = fromEnv
+	runtime.SetDefaultGOMAXPROCS()
 	return &calls
 }
 
@@ -60,9 +63,7 @@ func raiseAndRestore(t *testing.T) int {
 // restored with runtime.SetDefaultGOMAXPROCS, so that the runtime goes on
 // following the CPU limits, and not fixed at its old value.
 func TestProcsRestoreDefault(t *testing.T) {
-	calls := procsCalls(t)
-	procsFromEnv = false
-	runtime.SetDefaultGOMAXPROCS()
+	calls := procsCalls(t, false)
 	def := runtime.GOMAXPROCS(0)
 	if got := raiseAndRestore(t); got != def {
 		t.Errorf("GOMAXPROCS %d after the vCPUs stopped, want the default %d", got, def)
@@ -78,9 +79,7 @@ func TestProcsRestoreDefault(t *testing.T) {
 // TestProcsRestoreExplicit: GOMAXPROCS that the program set is restored
 // to that value, explicitly.
 func TestProcsRestoreExplicit(t *testing.T) {
-	calls := procsCalls(t)
-	procsFromEnv = false
-	runtime.SetDefaultGOMAXPROCS()
+	calls := procsCalls(t, false)
 	set := runtime.GOMAXPROCS(0) + 1 // not the default
 	runtime.GOMAXPROCS(set)
 	if got := raiseAndRestore(t); got != set {
@@ -96,9 +95,7 @@ func TestProcsRestoreExplicit(t *testing.T) {
 // two are equal: it is restored explicitly, and never reset to the
 // default.
 func TestProcsRestoreFromEnv(t *testing.T) {
-	calls := procsCalls(t)
-	procsFromEnv = true
-	runtime.SetDefaultGOMAXPROCS()
+	calls := procsCalls(t, true)
 	cur := runtime.GOMAXPROCS(0)
 	if got := raiseAndRestore(t); got != cur {
 		t.Errorf("GOMAXPROCS %d after the vCPUs stopped, want %d", got, cur)

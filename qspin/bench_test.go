@@ -3,7 +3,6 @@ package qspin
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -39,14 +38,7 @@ func BenchmarkUncontended(b *testing.B) {
 			}
 		})
 	}
-	b.Run("sync.Mutex", func(b *testing.B) {
-		var mu sync.Mutex
-		b.ReportAllocs()
-		for b.Loop() {
-			mu.Lock()
-			mu.Unlock()
-		}
-	})
+	b.Run("sync.Mutex", locktest.UncontendedSyncMutex)
 }
 
 // BenchmarkGoroutines contends from GOMAXPROCS goroutines.

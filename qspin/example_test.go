@@ -15,16 +15,14 @@ func ExampleLock() {
 		count int
 		wg    sync.WaitGroup
 	)
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 1000; j++ {
+	for range 8 {
+		wg.Go(func() {
+			for range 1000 {
 				mu.Lock()
 				count++
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	fmt.Println(count)

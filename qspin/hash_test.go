@@ -3,6 +3,8 @@ package qspin
 import (
 	"sync"
 	"testing"
+
+	"github.com/pvlock/pvlock/internal/testkit"
 )
 
 // collidingKeys returns n distinct fake lock addresses that all start
@@ -32,7 +34,7 @@ func TestHashTableFullEdge(t *testing.T) {
 	if h.used() != size {
 		t.Fatalf("%d slots used, want %d", h.used(), size)
 	}
-	mustPanic(t, "lock hash table full", func() { h.hash(keys[size], size) })
+	testkit.MustPanic(t, "lock hash table full", func() { h.hash(keys[size], size) })
 
 	// Remove from the middle: later entries must still be found although
 	// their probe sequence now crosses a free slot.
@@ -59,8 +61,8 @@ func TestHashTableFullEdge(t *testing.T) {
 	if h.used() != 0 {
 		t.Fatalf("%d slots still used", h.used())
 	}
-	mustPanic(t, "found no hash entry", func() { h.unhash(keys[0]) })
-	mustPanic(t, "not a power of two", func() { newHashTable(12) })
+	testkit.MustPanic(t, "found no hash entry", func() { h.unhash(keys[0]) })
+	testkit.MustPanic(t, "not a power of two", func() { newHashTable(12) })
 }
 
 // TestHashTableConcurrentFull runs as many goroutines as the table has

@@ -9,14 +9,10 @@ import (
 
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/testkit"
-	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// variant is one way to build a Lock under test.
+// variant is one way to build a Lock or an RWLock under test.
 type variant struct {
 	name string
 	mode Mode
@@ -26,6 +22,9 @@ type variant struct {
 // stressThreshold is short so that PV waiters really halt in stress tests.
 const stressThreshold = 128
 
+// variants are the Lock and RWLock variants under test. The PV ones spin
+// for stressThreshold, so that their waiters (an RWLock's queue heads)
+// really halt.
 func variants() []variant {
 	return []variant{
 		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},
@@ -100,22 +99,7 @@ func TestOptions(t *testing.T) {
 	if len(names) != 4 || !strings.HasPrefix(Mode(9).String(), "Mode(") {
 		t.Errorf("mode names %v, Mode(9) = %q", names, Mode(9).String())
 	}
-	mustPanic(t, "Stats of unknown mode", func() { Stats(Mode(9)) })
-}
-
-func mustPanic(t *testing.T, want string, f func()) {
-	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		if r == nil {
-			t.Fatalf("no panic, want one containing %q", want)
-		}
-		if s, _ := r.(string); !strings.Contains(s, want) {
-			t.Fatalf("panic %v, want one containing %q", r, want)
-		}
-	}()
-	f()
+	testkit.MustPanic(t, "Stats of unknown mode", func() { Stats(Mode(9)) })
 }
 
 // TestUnlockOfUnlockedPanics checks the misuse panic (where sync.Mutex
@@ -125,10 +109,10 @@ func TestUnlockOfUnlockedPanics(t *testing.T) {
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
-			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
 			l.Lock()
 			l.Unlock()
-			mustPanic(t, "unlock of unlocked lock", l.Unlock)
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
 			if w := l.word.Load(); w != 0 {
 				t.Fatalf("word %#x after a refused Unlock", w)
 			}
@@ -181,13 +165,8 @@ func TestTryLock(t *testing.T) {
 				}
 				res <- n
 			}()
-			select {
-			case n := <-res:
-				if n != 0 {
-					t.Fatalf("TryLock succeeded %d times on a held lock", n)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("TryLock blocked")
+			if n := testkit.Receive(t, res, 30*time.Second, "TryLock blocked"); n != 0 {
+				t.Fatalf("TryLock succeeded %d times on a held lock", n)
 			}
 
 			// A waiter queues (or spins) behind the held lock.
@@ -220,10 +199,7 @@ func TestTryLock(t *testing.T) {
 // exclusion oracle: a successful TryLock must be exclusive too. (A queue
 // lock may be contended all the time, so TryLock may never win here.)
 func TestTryLockUnderContention(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := New(v.opts...)
@@ -231,11 +207,7 @@ func TestTryLockUnderContention(t *testing.T) {
 			var o testkit.Oracle
 			var mu sync.Mutex
 			tries, wins := 0, 0
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var startOnce sync.Once
-			err = vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
-				startOnce.Do(func() { time.AfterFunc(200*time.Millisecond, cancel) })
+			err := locktest.RunFor(vm, 200*time.Millisecond, func(ctx context.Context, vc *pvlock.VCPU) error {
 				myTries, myWins := 0, 0
 				for i := 0; i == 0 || ctx.Err() == nil; i++ {
 					if vc.Index()%2 == 0 {
@@ -296,7 +268,7 @@ func TestNesting(t *testing.T) {
 			}
 		}
 	}
-	cpus, _ := pvlock.HostCPUs()
+	cpus := locktest.HostCPUs(t)
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2 * len(cpus)})
 	const perWaiter = 300
 	var wg sync.WaitGroup
@@ -362,11 +334,7 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 				close(released)
 			}()
 			<-released
-			select {
-			case <-got:
-			case <-time.After(30 * time.Second):
-				t.Fatal("waiter never got the lock")
-			}
+			testkit.Receive(t, got, 30*time.Second, "waiter never got the lock")
 			testkit.WaitFor(t, "the lock to be free", func() bool { return l.word.Load() == 0 })
 			d := Stats(v.mode).Snapshot().Sub(before)
 			if l.PV() && (d.Get(PVWaitHead) == 0 || d.Get(PVKickUnlock) != 1) {
@@ -381,39 +349,14 @@ func TestUnlockByAnotherGoroutine(t *testing.T) {
 // TestPVSpinOff checks that turning pvlock.Policy.PVSpin off stops PV locks from
 // halting while they still exclude.
 func TestPVSpinOff(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
-	cpus, _ := pvlock.HostCPUs()
+	defer locktest.NoPVSpin()()
+	cpus := locktest.HostCPUs(t)
 	for _, opt := range []Option{SpinThreshold(stressThreshold), NoStealing()} {
 		l := New(opt, SpinThreshold(stressThreshold))
 		r := stressVCPUs(t, l, 2*len(cpus), 200*time.Millisecond)
 		if n := r.delta.Get(Halts); n != 0 {
 			t.Errorf("%v halted %d times with PV spinning off", l.Mode(), n)
 		}
-	}
-}
-
-// TestStatsOff checks that no event is counted while statistics are off.
-func TestStatsOff(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
-	before := Stats(ModePV).Snapshot()
-	var l Lock
-	for i := 0; i < 3*batch; i++ {
-		l.Lock()
-		l.Unlock()
-	}
-	if d := Stats(ModePV).Snapshot().Sub(before).Get(Acquisitions); d != 0 {
-		t.Fatalf("%d acquisitions counted with statistics off", d)
-	}
-}
-
-func TestWakeLatency(t *testing.T) {
-	s := lockstat.Snapshot{Events: map[string]uint64{PVKickWake: 4, PVLatencyWake: 4000}}
-	if got := WakeLatency(s); got != time.Microsecond {
-		t.Fatalf("WakeLatency = %v, want 1µs", got)
-	}
-	s.Events[PVKickWake] = 0
-	if got := WakeLatency(s); got != 0 {
-		t.Fatalf("WakeLatency with no wakes = %v", got)
 	}
 }
 
@@ -448,11 +391,7 @@ func TestWaitEarlyBehindHaltedPredecessor(t *testing.T) {
 	// The hand-off: the new queue head's locked flag, then the kick.
 	n.locked.Store(1)
 	w.Kick()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the kicked waiter did not return")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the kicked waiter did not return")
 	d := Stats(ModePV).Snapshot().Sub(before)
 	if d.Get(PVWaitEarly) != 1 || d.Get(PVWaitNode) != 1 || d.Get(HaltTimeouts) != 0 {
 		t.Fatalf("wait_early %d, wait_node %d, halt timeouts %d; want 1, 1, 0",

@@ -130,7 +130,7 @@ func BenchmarkRWMutexWorkWrite10(b *testing.B)  { benchmarkRWMutex(b, 100, 10) }
 // Lock, Unlock, TryLock, TryRLock and RLocker of every variant, with
 // statistics on, across more than one batch of counted acquisitions.
 func TestRWFastPathsDoNotAllocate(t *testing.T) {
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		l := NewRW(v.opts...)
 		rl := l.RLocker()
 		if n := testing.AllocsPerRun(3000, func() {

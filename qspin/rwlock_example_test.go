@@ -15,16 +15,14 @@ func ExampleRWLock() {
 		prices = map[string]int{"tea": 3}
 		wg     sync.WaitGroup
 	)
-	for i := 0; i < 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 100; j++ {
+	for range 4 {
+		wg.Go(func() {
+			for range 100 {
 				mu.RLock()
 				_ = prices["tea"]
 				mu.RUnlock()
 			}
-		}()
+		})
 	}
 	mu.Lock()
 	prices["coffee"] = 4

@@ -9,7 +9,6 @@ import (
 	"github.com/pvlock/pvlock/internal/testkit"
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // keyOf is l's key in rwHeads.
@@ -31,6 +30,31 @@ func haltedHead(t *testing.T, l *RWLock, who string, lock func()) <-chan struct{
 	return done
 }
 
+// haltingRW returns an RWLock whose queue heads halt at once, and raises
+// the halt watchdog for the rest of the test (locktest.LongHaltTimeout).
+func haltingRW(t *testing.T) *RWLock {
+	t.Cleanup(locktest.LongHaltTimeout())
+	return NewRW(SpinThreshold(1))
+}
+
+// rwEvents returns the function that returns the events RWLocks of l's
+// mode have counted since the call.
+func rwEvents(l *RWLock) func() lockstat.Snapshot {
+	st := RWStats(l.Mode())
+	before := st.Snapshot()
+	return func() lockstat.Snapshot { return st.Snapshot().Sub(before) }
+}
+
+// headIn waits for the head that haltedHead started to return from its
+// lock call, and checks the word then: want, with who in.
+func headIn(t *testing.T, l *RWLock, done <-chan struct{}, want uint32, who string) {
+	t.Helper()
+	<-done
+	if v := l.word.Load(); v != want {
+		t.Fatalf("word %#x with %s in, want %#x", v, who, want)
+	}
+}
+
 // wantEvents checks the counts of events in the difference d of two
 // snapshots.
 func wantEvents(t *testing.T, d lockstat.Snapshot, want map[string]uint64) {
@@ -47,19 +71,14 @@ func wantEvents(t *testing.T, d lockstat.Snapshot, want map[string]uint64) {
 // H set while it waits, cleared when it is in, and one halt, one kick and
 // one slow path counted, with no halt timeout.
 func TestRWReaderHeadHaltsAndIsKicked(t *testing.T) {
-	defer locktest.LongHaltTimeout()()
-	l := NewRW(SpinThreshold(1))
-	st := RWStats(l.Mode())
-	before := st.Snapshot()
+	l := haltingRW(t)
+	events := rwEvents(l)
 	l.Lock()
 	done := haltedHead(t, l, "reader", l.RLock)
 	l.Unlock()
-	<-done
-	if v := l.word.Load(); v != rwBias {
-		t.Fatalf("word %#x with one reader in, want %#x", v, rwBias)
-	}
+	headIn(t, l, done, rwBias, "one reader")
 	l.RUnlock()
-	wantEvents(t, st.Snapshot().Sub(before), map[string]uint64{ReadSlowpath: 1, ReadHalts: 1, WriteKicks: 1, RWHaltTimeouts: 0})
+	wantEvents(t, events(), map[string]uint64{ReadSlowpath: 1, ReadHalts: 1, WriteKicks: 1, RWHaltTimeouts: 0})
 	if rwHeads.Lookup(keyOf(l), 0) {
 		t.Error("the head is still published")
 	}
@@ -69,10 +88,8 @@ func TestRWReaderHeadHaltsAndIsKicked(t *testing.T) {
 // halt behind two readers and checks that the last of them kicks it, and
 // the first does not.
 func TestRWWriterHeadHaltsAndIsKicked(t *testing.T) {
-	defer locktest.LongHaltTimeout()()
-	l := NewRW(SpinThreshold(1))
-	st := RWStats(l.Mode())
-	before := st.Snapshot()
+	l := haltingRW(t)
+	events := rwEvents(l)
 	l.RLock()
 	l.RLock()
 	done := haltedHead(t, l, "writer", l.Lock)
@@ -80,24 +97,20 @@ func TestRWWriterHeadHaltsAndIsKicked(t *testing.T) {
 		t.Fatalf("word %#x, want two readers, W and H", v)
 	}
 	l.RUnlock()
-	if d := st.Snapshot().Sub(before); d.Get(ReadKicks) != 0 {
+	if d := events(); d.Get(ReadKicks) != 0 {
 		t.Fatalf("a reader kicked the head while another was inside")
 	}
 	l.RUnlock()
-	<-done
-	if v := l.word.Load(); v != rwLocked {
-		t.Fatalf("word %#x with the writer in, want %#x", v, rwLocked)
-	}
+	headIn(t, l, done, rwLocked, "the writer")
 	l.Unlock()
-	wantEvents(t, st.Snapshot().Sub(before), map[string]uint64{WriteSlowpath: 1, WriteHalts: 1, ReadKicks: 1, RWHaltTimeouts: 0})
+	wantEvents(t, events(), map[string]uint64{WriteSlowpath: 1, WriteHalts: 1, ReadKicks: 1, RWHaltTimeouts: 0})
 }
 
 // TestRWQueuedReaderKicksWriterHead: a reader that finds W and takes its
 // count back may be the last count a halted writer head waits for; its
 // leaving must kick the head like an RUnlock (read-unbias).
 func TestRWQueuedReaderKicksWriterHead(t *testing.T) {
-	defer locktest.LongHaltTimeout()()
-	l := NewRW(SpinThreshold(1))
+	l := haltingRW(t)
 	// A writer head halted on W alone but for one count: the state a
 	// late reader leaves behind when it added its count and found W.
 	l.word.Store(rwWaiting | rwBias | rwHalted)
@@ -124,8 +137,7 @@ func TestRWGoroutinesSleepBehindWriter(t *testing.T) {
 }
 
 func testRWSleepBehindWriter(t *testing.T, l *RWLock) {
-	st := RWStats(l.Mode())
-	before := st.Snapshot()
+	events := rwEvents(l)
 	l.Lock()
 	wrote, read := make(chan struct{}), make(chan struct{})
 	go func() {
@@ -153,7 +165,7 @@ func testRWSleepBehindWriter(t *testing.T, l *RWLock) {
 	if v := l.word.Load(); v != 0 {
 		t.Errorf("word %#x after everyone left, want 0", v)
 	}
-	if d := st.Snapshot().Sub(before); d.Get(WriteHalts) != 1 || d.Get(RWHaltTimeouts) != 0 {
+	if d := events(); d.Get(WriteHalts) != 1 || d.Get(RWHaltTimeouts) != 0 {
 		t.Errorf("writer head halts %d, halt timeouts %d, want 1 and 0", d.Get(WriteHalts), d.Get(RWHaltTimeouts))
 	}
 }
@@ -198,18 +210,17 @@ func (h *parkedHead) wait(t *testing.T) {
 // TestRWStatsCountAcquisitions checks that reads and writes are counted
 // 1024 at a time per lock, and that misuse is not counted.
 func TestRWStatsCountAcquisitions(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
-	for _, v := range rwVariants() {
+	defer locktest.Statistics(true)()
+	for _, v := range variants() {
 		l := NewRW(v.opts...)
-		st := RWStats(l.Mode())
-		before := st.Snapshot()
+		events := rwEvents(l)
 		for range 2 * batch {
 			l.RLock()
 			l.RUnlock()
 			l.Lock()
 			l.Unlock()
 		}
-		d := st.Snapshot().Sub(before)
+		d := events()
 		if d.Get(ReadAcquisitions) != 2*batch || d.Get(WriteAcquisitions) != 2*batch {
 			t.Errorf("%s: read %d write %d acquisitions, want %d each", v.name,
 				d.Get(ReadAcquisitions), d.Get(WriteAcquisitions), 2*batch)
@@ -292,7 +303,7 @@ func TestRWReadCount(t *testing.T) {
 // flushes once it holds the lock, and a failed TryRLock at a batch-th
 // count flushes nothing, leaving it to the next read.
 func TestRWReadCountFlush(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	defer locktest.Statistics(true)()
 	forEachRW(t, func(t *testing.T, l *RWLock) {
 		st := RWStats(l.Mode())
 		reads := func() uint64 { return st.Snapshot().Get(ReadAcquisitions) }

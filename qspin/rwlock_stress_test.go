@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
@@ -60,6 +59,20 @@ func (d *rwTable) write(i int) {
 	d.slot[b] -= int64(i)
 	d.gen[1]++
 	d.inside.Add(-1 << 32)
+}
+
+// use takes l to change the table, as a writer (write(i)) if write is
+// set, or else to read it, as a reader.
+func (d *rwTable) use(l *RWLock, i int, write bool) {
+	if write {
+		l.Lock()
+		d.write(i)
+		l.Unlock()
+	} else {
+		l.RLock()
+		d.read()
+		l.RUnlock()
+	}
 }
 
 // check fails t if the table's invariant was ever broken, or is now.
@@ -132,15 +145,7 @@ func TestRWStressGoroutines(t *testing.T) {
 				wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("RWLock %v x%d goroutines", l.Mode(), g), rwDump(l))
 				testkit.Goroutines(g, func(g int) {
 					for i := 0; i < iters; i++ {
-						if (i+g)%8 == 0 {
-							l.Lock()
-							d.write(i)
-							l.Unlock()
-						} else {
-							l.RLock()
-							d.read()
-							l.RUnlock()
-						}
+						d.use(l, i, (i+g)%8 == 0)
 					}
 				})
 				wd.Stop()
@@ -153,7 +158,7 @@ func TestRWStressGoroutines(t *testing.T) {
 				if got := l.word.reads() - readsBefore; got != reads {
 					t.Errorf("%v: the lock counted %d reads, want %d", l.Mode(), got, reads)
 				}
-				if got := int64(rw.Get(ReadAcquisitions)); lockcore.StatsOn.Load() && (got <= int64(reads)-batch || got >= int64(reads)+batch) {
+				if got := int64(rw.Get(ReadAcquisitions)); pvlock.CurrentPolicy().Stats && (got <= int64(reads)-batch || got >= int64(reads)+batch) {
 					t.Errorf("%v: %d read acquisitions in the statistics for %d reads", l.Mode(), got, reads)
 				}
 			})
@@ -170,12 +175,9 @@ func TestRWStressVCPUs(t *testing.T) {
 	if testing.Short() {
 		d = 150 * time.Millisecond
 	}
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	defer locktest.LongHaltTimeout()()
-	for _, v := range rwVariants()[:2] {
+	for _, v := range variants()[:2] {
 		for _, n := range []int{2 * len(cpus), 4 * len(cpus)} {
 			t.Run(fmt.Sprintf("%s/%dvcpus", v.name, n), func(t *testing.T) {
 				l := NewRW(v.opts...)
@@ -183,24 +185,12 @@ func TestRWStressVCPUs(t *testing.T) {
 				vm := locktest.NewVM(t, pvlock.Config{VCPUs: n, Pinning: pvlock.PinEach})
 				rs, ws := RWStats(l.Mode()), Stats(l.Mode())
 				rb, wb := rs.Snapshot(), ws.Snapshot()
-				ctx, cancel := context.WithCancel(context.Background())
-				defer cancel()
-				var start sync.Once
 				per := make([]int64, n)
 				wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("RWLock %v x%d vCPUs", l.Mode(), n), rwDump(l))
-				err := vm.Run(ctx, func(_ context.Context, vc *pvlock.VCPU) error {
-					start.Do(func() { time.AfterFunc(d, cancel) })
+				err := locktest.RunFor(vm, d, func(ctx context.Context, vc *pvlock.VCPU) error {
 					g := vc.Index()
 					for i := 0; i == 0 || ctx.Err() == nil; i++ {
-						if (i+g)%4 == 0 {
-							l.Lock()
-							tab.write(i)
-							l.Unlock()
-						} else {
-							l.RLock()
-							tab.read()
-							l.RUnlock()
-						}
+						tab.use(l, i, (i+g)%4 == 0)
 						per[g]++
 					}
 					return nil
@@ -230,6 +220,55 @@ type seq struct{ n atomic.Int64 }
 
 func (s *seq) next() int64 { return s.n.Add(1) }
 
+// take starts a goroutine in all that takes the lock with lock, records
+// its place in the order in *at and leaves with unlock.
+func (s *seq) take(all *sync.WaitGroup, lock, unlock func(), at *int64) {
+	all.Go(func() {
+		lock()
+		*at = s.next()
+		unlock()
+	})
+}
+
+// late starts n late arrivals in all, which take the lock as take does,
+// and gives them time to try: it fails the test if anyone took the lock
+// meanwhile, held saying what keeps them out. The places it returns are
+// filled in once all is waited for.
+func (s *seq) late(t *testing.T, all *sync.WaitGroup, n int, lock, unlock func(), held string) []int64 {
+	t.Helper()
+	at := make([]int64, n)
+	for i := range n {
+		s.take(all, lock, unlock, &at[i])
+	}
+	time.Sleep(10 * time.Millisecond)
+	if n := s.n.Load(); n != 0 {
+		t.Fatalf("%d acquisitions while %s", n, held)
+	}
+	return at
+}
+
+// wantAfter fails the test for every late arrival (who) that entered
+// before first (the waiter named firstWho), which the bound lets in first.
+func wantAfter(t *testing.T, late []int64, who string, first int64, firstWho string) {
+	t.Helper()
+	for i, at := range late {
+		if at < first {
+			t.Errorf("late %s %d entered %d, before %s (%d)", who, i, at, firstWho, first)
+		}
+	}
+}
+
+// goReady runs body on n goroutines in wg, each given a ready to call
+// once it is in place, and returns once all of them have called it.
+func goReady(wg *sync.WaitGroup, n int, body func(ready func())) {
+	var started sync.WaitGroup
+	started.Add(n)
+	for range n {
+		wg.Go(func() { body(started.Done) })
+	}
+	started.Wait()
+}
+
 // TestRWWriterBound checks the writer's bound: once a writer at the queue
 // head has set W, no reader enters before it; it waits only for the
 // readers inside. Readers hold the lock, a writer queues behind them,
@@ -239,46 +278,22 @@ func TestRWWriterBound(t *testing.T) {
 		const holders, late = 3, 4
 		var order seq
 		release := make(chan struct{})
-		var held sync.WaitGroup
 		var all sync.WaitGroup
-		held.Add(holders)
-		for range holders {
-			all.Go(func() {
-				l.RLock()
-				held.Done()
-				<-release
-				l.RUnlock()
-			})
-		}
-		held.Wait()
-		var wrote int64
-		all.Go(func() {
-			l.Lock()
-			wrote = order.next()
-			l.Unlock()
+		goReady(&all, holders, func(ready func()) {
+			l.RLock()
+			ready()
+			<-release
+			l.RUnlock()
 		})
+		var wrote int64
+		order.take(&all, l.Lock, l.Unlock, &wrote)
 		testkit.WaitFor(t, "the writer to set W", func() bool { return l.word.Load()&rwWaiting != 0 })
-		reads := make([]int64, late)
-		for i := range late {
-			all.Go(func() {
-				l.RLock()
-				reads[i] = order.next()
-				l.RUnlock()
-			})
-		}
 		// The late readers add their count, find W and queue behind the
-		// writer; give them time to try.
-		time.Sleep(10 * time.Millisecond)
-		if n := order.n.Load(); n != 0 {
-			t.Fatalf("%d acquisitions while readers hold the lock and a writer waits", n)
-		}
+		// writer.
+		reads := order.late(t, &all, late, l.RLock, l.RUnlock, "readers hold the lock and a writer waits")
 		close(release)
 		all.Wait()
-		for i, r := range reads {
-			if r < wrote {
-				t.Errorf("late reader %d entered %d, before the waiting writer (%d)", i, r, wrote)
-			}
-		}
+		wantAfter(t, reads, "reader", wrote, "the waiting writer")
 	})
 }
 
@@ -293,36 +308,17 @@ func TestRWReaderBound(t *testing.T) {
 		var all sync.WaitGroup
 		l.Lock()
 		var read int64
-		all.Go(func() {
-			l.RLock()
-			read = order.next()
-			l.RUnlock()
-		})
+		order.take(&all, l.RLock, l.RUnlock, &read)
 		// The reader is head once it holds the wait lock with its count
 		// added: it takes back its first count before it queues, and
 		// nobody else uses the wait lock yet.
 		testkit.WaitFor(t, "the reader to be queue head", func() bool {
 			return l.wait.IsLocked() && l.Readers() == 1
 		})
-		writes := make([]int64, late)
-		for i := range late {
-			all.Go(func() {
-				l.Lock()
-				writes[i] = order.next()
-				l.Unlock()
-			})
-		}
-		time.Sleep(10 * time.Millisecond)
-		if n := order.n.Load(); n != 0 {
-			t.Fatalf("%d acquisitions while a writer holds the lock", n)
-		}
+		writes := order.late(t, &all, late, l.Lock, l.Unlock, "a writer holds the lock")
 		l.Unlock()
 		all.Wait()
-		for i, w := range writes {
-			if w < read {
-				t.Errorf("late writer %d entered %d, before the queued reader (%d)", i, w, read)
-			}
-		}
+		wantAfter(t, writes, "writer", read, "the queued reader")
 	})
 }
 
@@ -336,21 +332,21 @@ func TestRWNoStarvation(t *testing.T) {
 	if testing.Short() {
 		rounds = 50
 	}
-	for _, v := range rwVariants()[:3] {
-		t.Run(v.name+"/writer", func(t *testing.T) {
-			l := NewRW(v.opts...)
-			worst := streamAgainst(t, l, 4, rounds,
-				func() { l.RLock(); busy(8); l.RUnlock() },
-				func() { l.Lock(); l.Unlock() })
-			t.Logf("longest writer wait among %d readers: %v", 4, worst)
-		})
-		t.Run(v.name+"/reader", func(t *testing.T) {
-			l := NewRW(v.opts...)
-			worst := streamAgainst(t, l, 2, rounds,
-				func() { l.Lock(); busy(8); l.Unlock() },
-				func() { l.RLock(); l.RUnlock() })
-			t.Logf("longest reader wait among %d writers: %v", 2, worst)
-		})
+	for _, v := range variants()[:3] {
+		for _, c := range []struct {
+			victim, streamers string
+			n                 int
+			stream, wait      func(l *RWLock)
+		}{
+			{"writer", "readers", 4, func(l *RWLock) { l.RLock(); busy(8); l.RUnlock() }, func(l *RWLock) { l.Lock(); l.Unlock() }},
+			{"reader", "writers", 2, func(l *RWLock) { l.Lock(); busy(8); l.Unlock() }, func(l *RWLock) { l.RLock(); l.RUnlock() }},
+		} {
+			t.Run(v.name+"/"+c.victim, func(t *testing.T) {
+				l := NewRW(v.opts...)
+				worst := streamAgainst(t, l, c.n, rounds, func() { c.stream(l) }, func() { c.wait(l) })
+				t.Logf("longest %s wait among %d %s: %v", c.victim, c.n, c.streamers, worst)
+			})
+		}
 	}
 }
 
@@ -367,18 +363,13 @@ func busy(n int) {
 func streamAgainst(t *testing.T, l *RWLock, n, rounds int, stream, victim func()) time.Duration {
 	t.Helper()
 	var stop atomic.Bool
-	var started sync.WaitGroup
 	var wg sync.WaitGroup
-	started.Add(n)
-	for range n {
-		wg.Go(func() {
-			started.Done()
-			for !stop.Load() {
-				stream()
-			}
-		})
-	}
-	started.Wait()
+	goReady(&wg, n, func(ready func()) {
+		ready()
+		for !stop.Load() {
+			stream()
+		}
+	})
 	wd := testkit.Watchdog(time.Minute, "RWLock starvation "+l.Mode().String(), rwDump(l))
 	var worst time.Duration
 	for range rounds {

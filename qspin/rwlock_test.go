@@ -12,20 +12,9 @@ import (
 	"github.com/pvlock/pvlock/internal/testkit"
 )
 
-// rwVariants are the RWLock variants under test. The PV ones spin for a
-// short fixed threshold, so that their queue heads really halt.
-func rwVariants() []variant {
-	return []variant{
-		{"pv", ModePV, []Option{SpinThreshold(stressThreshold)}},
-		{"pv-nosteal", ModePVNoSteal, []Option{NoStealing(), SpinThreshold(stressThreshold)}},
-		{"native", ModeNative, []Option{Native()}},
-		{"tas", ModeTAS, []Option{TAS()}},
-	}
-}
-
 // forEachRW runs f as a subtest on a fresh lock of every variant.
 func forEachRW(t *testing.T, f func(t *testing.T, l *RWLock)) {
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		t.Run(v.name, func(t *testing.T) {
 			l := NewRW(v.opts...)
 			if l.Mode() != v.mode {
@@ -84,7 +73,7 @@ func TestRWWordLayout(t *testing.T) {
 }
 
 func TestRWOptions(t *testing.T) {
-	for _, v := range rwVariants() {
+	for _, v := range variants() {
 		l := NewRW(v.opts...)
 		if l.Mode() != v.mode || l.wait.Mode() != v.mode {
 			t.Errorf("%s: mode %v, wait lock %v", v.name, l.Mode(), l.wait.Mode())
@@ -101,29 +90,25 @@ func TestRWOptions(t *testing.T) {
 // TestRWTry is the first part of Go's TestRWMutex.
 func TestRWTry(t *testing.T) {
 	forEachRW(t, func(t *testing.T, m *RWLock) {
+		// try fails the test unless the attempt what, made with the lock
+		// in state, got want.
+		try := func(what string, got, want bool, state string) {
+			t.Helper()
+			if got != want {
+				t.Fatalf("%s %s with the lock %s", what, map[bool]string{true: "succeeded", false: "failed"}[got], state)
+			}
+		}
 		m.Lock()
-		if m.TryLock() {
-			t.Fatalf("TryLock succeeded with the lock write-locked")
-		}
-		if m.TryRLock() {
-			t.Fatalf("TryRLock succeeded with the lock write-locked")
-		}
+		try("TryLock", m.TryLock(), false, "write-locked")
+		try("TryRLock", m.TryRLock(), false, "write-locked")
 		m.Unlock()
 
-		if !m.TryLock() {
-			t.Fatalf("TryLock failed with the lock unlocked")
-		}
+		try("TryLock", m.TryLock(), true, "unlocked")
 		m.Unlock()
 
-		if !m.TryRLock() {
-			t.Fatalf("TryRLock failed with the lock unlocked")
-		}
-		if !m.TryRLock() {
-			t.Fatalf("TryRLock failed with the lock read-locked")
-		}
-		if m.TryLock() {
-			t.Fatalf("TryLock succeeded with the lock read-locked")
-		}
+		try("TryRLock", m.TryRLock(), true, "unlocked")
+		try("TryRLock", m.TryRLock(), true, "read-locked")
+		try("TryLock", m.TryLock(), false, "read-locked")
 		m.RUnlock()
 		m.RUnlock()
 		// A writer waiting at the queue head closes the lock to TryRLock.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,10 +16,7 @@ import (
 // overcommits are the vCPU counts of the stress tests: 1x, 2x and 4x the
 // host CPUs, and 256 vCPUs (at least 64x on the 2-CPU CI machines).
 func overcommits(t *testing.T) []int {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	return []int{len(cpus), 2 * len(cpus), 4 * len(cpus), max(256, 4*len(cpus))}
 }
 
@@ -34,10 +30,7 @@ func TestStressVCPUs(t *testing.T) {
 	if testing.Short() {
 		d = 200 * time.Millisecond
 	}
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	for _, v := range variants() {
 		for _, n := range overcommits(t) {
 			if n > 4*len(cpus) && !(v.mode == ModePV || v.mode == ModePVNoSteal) {
@@ -59,10 +52,7 @@ func TestStressVCPUs(t *testing.T) {
 // acquisitions with 2 vCPUs per CPU contending at once. TestStressVCPUs
 // also runs the PV variants with all 256 vCPUs contending at once.
 func TestStressManyVCPUs(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	n := overcommits(t)[3]
 	rounds, iters := 3, 16
 	if testing.Short() {
@@ -158,10 +148,7 @@ func TestZeroValueFromGoroutines(t *testing.T) {
 // (wait-early, kick_node versus a waking node, a head halting while its
 // lock is released or stolen) dominate.
 func TestStressPVThresholds(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	d := 500 * time.Millisecond
 	if testing.Short() {
 		d = 100 * time.Millisecond
@@ -224,14 +211,10 @@ func stressVCPUs(t *testing.T, l *Lock, vcpus int, d time.Duration) stressResult
 	before := st.Snapshot()
 	var o testkit.Oracle
 	per := make([]int64, vcpus)
+	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
 	// The run lasts d from the moment the vCPUs start: starting 256
 	// pinned threads can take longer than d on a loaded host.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var startOnce sync.Once
-	wd := testkit.Watchdog(2*time.Minute, fmt.Sprintf("%v x%d vCPUs", l.Mode(), vcpus), dump(l))
-	err := vm.Run(ctx, func(_ context.Context, v *pvlock.VCPU) error {
-		startOnce.Do(func() { time.AfterFunc(d, cancel) })
+	err := locktest.RunFor(vm, d, func(ctx context.Context, v *pvlock.VCPU) error {
 		n := int64(0)
 		for i := 0; i == 0 || ctx.Err() == nil; i++ {
 			l.Lock()

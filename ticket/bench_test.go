@@ -1,12 +1,10 @@
 package ticket
 
 import (
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // BenchmarkUncontended measures one Lock+Unlock pair on a lock nobody else
@@ -21,14 +19,7 @@ func BenchmarkUncontended(b *testing.B) {
 			w.Add(1)
 		}
 	})
-	b.Run("lock=sync.Mutex", func(b *testing.B) {
-		var mu sync.Mutex
-		b.ReportAllocs()
-		for b.Loop() {
-			mu.Lock()
-			mu.Unlock()
-		}
-	})
+	b.Run("lock=sync.Mutex", locktest.UncontendedSyncMutex)
 	for _, v := range variants[:2] {
 		b.Run("lock="+v.name+"-ticket", func(b *testing.B) {
 			l := v.new()
@@ -40,7 +31,7 @@ func BenchmarkUncontended(b *testing.B) {
 		})
 	}
 	b.Run("lock=pv-ticket-nostats", func(b *testing.B) {
-		defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })()
+		defer locktest.Statistics(false)()
 		l := New()
 		b.ReportAllocs()
 		for b.Loop() {

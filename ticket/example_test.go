@@ -14,13 +14,11 @@ func ExampleLock() {
 	var wg sync.WaitGroup
 	total := 0
 	for i := 1; i <= 4; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			mu.Lock()
 			total += i
 			mu.Unlock()
-		}()
+		})
 	}
 	wg.Wait()
 	fmt.Println(total)

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/pvlock/pvlock/internal/locktest"
-	"github.com/pvlock/pvlock/pvlock"
 )
 
 // TestAcquisitionsBatched checks that a lock adds its releases to the
@@ -32,7 +31,7 @@ func TestAcquisitionsBatched(t *testing.T) {
 				t.Errorf("%s: after %d acquisitions %d counted, want %d", v.name, i, got, want)
 			}
 		}
-		restore := locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = false })
+		restore := locktest.Statistics(false)
 		before = st.Snapshot()
 		for i := uint64(0); i < 2*per; i++ {
 			l.Lock()

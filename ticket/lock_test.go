@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,10 +16,7 @@ import (
 	"github.com/pvlock/pvlock/kick"
 	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/pvlock"
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type variant struct {
 	name string
@@ -257,13 +253,8 @@ func TestKickBeforeHalt(t *testing.T) {
 	}
 	done := make(chan kick.Result, 1)
 	go func() { done <- w.Halt(0) }()
-	select {
-	case r := <-done:
-		if r != kick.Kicked {
-			t.Fatalf("halt after an early kick returned %v", r)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("halt slept through a kick that came before it")
+	if r := testkit.Receive(t, done, 5*time.Second, "halt slept through a kick that came before it"); r != kick.Kicked {
+		t.Fatalf("halt after an early kick returned %v", r)
 	}
 	waiters.Withdraw(w)
 	if uint32(l.word.Load()) != ticket {
@@ -277,29 +268,16 @@ func TestKickBeforeHalt(t *testing.T) {
 
 func TestUnlockOfUnlockedPanics(t *testing.T) {
 	for _, v := range variants {
-		l := v.new()
-		func() {
-			defer func() {
-				r := recover()
-				if r == nil || !strings.Contains(fmt.Sprint(r), "unlock of unlocked lock") {
-					t.Errorf("%s: Unlock of unlocked lock: recover() = %v", v.name, r)
-				}
-			}()
+		t.Run(v.name, func(t *testing.T) {
+			l := v.new()
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
+			l.Lock()
 			l.Unlock()
-		}()
-		l.Lock()
-		l.Unlock()
-		func() {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("%s: second Unlock did not panic", v.name)
-				}
-			}()
-			l.Unlock()
-		}()
-		if l.IsLocked() {
-			t.Errorf("%s: the failed Unlock corrupted the lock", v.name)
-		}
+			testkit.MustPanic(t, "unlock of unlocked lock", l.Unlock)
+			if l.IsLocked() {
+				t.Errorf("the failed Unlock corrupted the lock")
+			}
+		})
 	}
 }
 
@@ -417,7 +395,7 @@ func TestWrapAroundContended(t *testing.T) {
 }
 
 func TestNoPVSpinNeverHalts(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	defer locktest.NoPVSpin()()
 	before := Stats(ModePV).Snapshot()
 	if _, err := locktest.Stress(New(SpinThreshold(16)), locktest.Config{Overcommit: 2, Iterations: 500, Deadline: 3 * time.Second}); err != nil {
 		t.Fatal(err)
@@ -457,11 +435,7 @@ func TestHaltEarlyWhileHeadWakes(t *testing.T) {
 	}()
 	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(head+inc)) })
 	l.Unlock()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the early-halted waiter was never kicked")
-	}
+	testkit.Receive(t, done, 10*time.Second, "the early-halted waiter was never kicked")
 	d := checkClean(t, before)
 	if d.Get(HaltEarly) != 1 || d.Get(Halts) != 1 || d.Get(ReleasedSlowKicked) != 1 {
 		t.Fatalf("early halts %d, halts %d, kicked releases %d; want 1 each",
@@ -489,12 +463,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 	}()
 	testkit.WaitFor(t, "the next ticket's holder to halt", func() bool { return waiters.Lookup(lockcore.Key(l), uint64(next)) })
 	l.Unlock() // kicks the halted holder of next
-	var hint uint32
-	select {
-	case hint = <-acquired:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the halted waiter was never kicked")
-	}
+	hint := testkit.Receive(t, acquired, 10*time.Second, "the halted waiter was never kicked")
 	close(release)
 	if hint != 0 {
 		t.Fatalf("the kicked holder of ticket %d owns the lock, yet the waking hint is still %#x", next, hint)
@@ -509,7 +478,7 @@ func TestWakingHintRetiredByHolder(t *testing.T) {
 // served ticket: the early halt is a halt, and with halting off it must
 // not turn into a tight loop that no native shootdown can get through.
 func TestNoPVSpinWakingHintStillPolls(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })()
+	defer locktest.NoPVSpin()()
 	l := New()
 	vm := locktest.NewVM(t, pvlock.Config{VCPUs: 2})
 	sd, err := pvlock.NewShootdown(vm, pvlock.ShootdownNative, func(*pvlock.VCPU) {})

@@ -54,11 +54,7 @@ func TestPreemptableTicketSurvivesPreemptedWaiter(t *testing.T) {
 			l.Unlock()
 		}
 	}()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("Lock hung behind a waiter that never runs")
-	}
+	testkit.Receive(t, done, 10*time.Second, "Lock hung behind a waiter that never runs")
 	d := PreemptableTicketStats().Snapshot().Sub(before)
 	if d.Get("timeouts") < 1 {
 		t.Fatalf("no timeout counted: %v", d.Events)

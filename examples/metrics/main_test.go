@@ -92,13 +92,8 @@ func TestRunServesAndStops(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	cancel()
-	select {
-	case err := <-errc:
-		if err != nil {
-			t.Fatalf("run after cancel: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not return within 30s of cancel")
+	if err := testkit.Receive(t, errc, 30*time.Second, "run did not return within 30s of cancel"); err != nil {
+		t.Fatalf("run after cancel: %v", err)
 	}
 	if line := <-out.lines; !strings.HasPrefix(line, "stopped after") {
 		t.Fatalf("last line %q", line)
@@ -314,13 +309,9 @@ scrape_configs:
 	if err := example.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-ex.done:
-		if ex.err != nil {
-			t.Fatalf("example after SIGTERM: %v\n%s", ex.err, exampleErr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("example still running 30s after SIGTERM")
+	testkit.Receive(t, ex.done, 30*time.Second, "example still running 30s after SIGTERM")
+	if ex.err != nil {
+		t.Fatalf("example after SIGTERM: %v\n%s", ex.err, exampleErr.String())
 	}
 	<-restDone
 	if !strings.HasPrefix(rest.String(), "stopped after") {

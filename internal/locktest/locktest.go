@@ -1,9 +1,11 @@
 // Package locktest holds what the tests of the lock packages, pvlock and
 // its collector share that needs the runtime: the stress harness (vCPUs
 // pinned onto the host's CPUs, overcommitted, hammering one lock while
-// checking mutual exclusion inside the critical section), VMs that fail
-// the test instead of returning an error, and scoped policy changes. The
-// helpers that need no runtime are in internal/testkit.
+// checking mutual exclusion inside the critical section), the host's CPUs
+// and VMs that fail the test instead of returning an error, runs timed
+// from their first vCPU's start, scoped policy changes, and the sync.Mutex
+// baseline of the uncontended benchmarks. The helpers that need no
+// runtime are in internal/testkit.
 package locktest
 
 import (
@@ -117,6 +119,18 @@ func Stress(lk sync.Locker, cfg Config) (Result, error) {
 	return res, nil
 }
 
+// UncontendedSyncMutex is the baseline of the lock packages'
+// BenchmarkUncontended: one Lock+Unlock pair on a sync.Mutex nobody else
+// touches.
+func UncontendedSyncMutex(b *testing.B) {
+	var mu sync.Mutex
+	b.ReportAllocs()
+	for b.Loop() {
+		mu.Lock()
+		mu.Unlock()
+	}
+}
+
 // SetPolicy applies change to the pvlock policy and returns the function
 // that puts back the policy it found: defer SetPolicy(...)() scopes a
 // policy change to a test.
@@ -126,6 +140,43 @@ func SetPolicy(change func(p *pvlock.Policy)) (restore func()) {
 	change(&p)
 	pvlock.SetPolicy(p)
 	return func() { pvlock.SetPolicy(old) }
+}
+
+// RunFor runs body on every vCPU of vm, as vm.Run does, with a context
+// that is done d after the first vCPU started: however late a loaded host
+// starts the vCPU threads, the run lasts d.
+func RunFor(vm *pvlock.VM, d time.Duration, body pvlock.Workload) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var start sync.Once
+	return vm.Run(ctx, func(ctx context.Context, v *pvlock.VCPU) error {
+		start.Do(func() { time.AfterFunc(d, cancel) })
+		return body(ctx, v)
+	})
+}
+
+// Statistics turns the lock statistics (pvlock.Policy.Stats) on or off
+// and returns the function that puts the policy back.
+func Statistics(on bool) (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.Stats = on })
+}
+
+// NoPVSpin turns PV spinning off (pvlock.Policy.PVSpin), so that PV
+// waiters spin without halting, and returns the function that puts the
+// policy back.
+func NoPVSpin() (restore func()) {
+	return SetPolicy(func(p *pvlock.Policy) { p.PVSpin = false })
+}
+
+// HostCPUs returns the CPUs the process may run on (pvlock.HostCPUs),
+// failing tb if they cannot be read.
+func HostCPUs(tb testing.TB) []int {
+	tb.Helper()
+	cpus, err := pvlock.HostCPUs()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cpus
 }
 
 // NewVM returns the VM of cfg, failing tb if cfg is refused.

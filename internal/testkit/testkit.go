@@ -1,5 +1,6 @@
 // Package testkit holds the small helpers the tests of every package
-// share: polling for a condition, running goroutines, the
+// share: waiting for a condition or for a channel's next value, expected
+// panics, running goroutines, the
 // mutual-exclusion oracle, the hung-test watchdog, an output buffer that a
 // running program and its test may use at once, and the -short switch of
 // run lengths. It imports none
@@ -11,6 +12,7 @@ package testkit
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,6 +28,37 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 	if !Eventually(30*time.Second, cond, nil) {
 		tb.Fatalf("timed out waiting for %s", what)
 	}
+}
+
+// Receive returns the next value from ch, and fails tb with failure if
+// none comes within timeout.
+func Receive[T any](tb testing.TB, ch <-chan T, timeout time.Duration, failure string) T {
+	tb.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(timeout):
+		tb.Fatal(failure)
+		var none T
+		return none
+	}
+}
+
+// MustPanic calls f and fails tb unless f panics with a value whose text
+// contains want.
+func MustPanic(tb testing.TB, want string, f func()) {
+	tb.Helper()
+	defer func() {
+		tb.Helper()
+		r := recover()
+		if r == nil {
+			tb.Fatalf("no panic, want one containing %q", want)
+		}
+		if !strings.Contains(fmt.Sprint(r), want) {
+			tb.Fatalf("panic %v, want one containing %q", r, want)
+		}
+	}()
+	f()
 }
 
 // Goroutines runs body(g) on n goroutines, g from 0 to n-1, and returns

@@ -81,7 +81,7 @@ func statsOverhead(b *testing.B, cs, local int) {
 	)
 	for k := 0; k < 8 || ops[0]+ops[1] < int64(b.N); k++ {
 		on := (k+1)/2%2 == 0
-		locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = on })
+		locktest.Statistics(on)
 		c0, t0 := total(), time.Now()
 		time.Sleep(phase)
 		n, d := total()-c0, time.Since(t0)

@@ -17,7 +17,35 @@ import (
 
 const namespace = "pvlock"
 
-var lockLabels = []string{"lock", "mode", "name"}
+// The label sets of the metrics: a lock kind, mode and name, and for some
+// metrics one label more; a VM and a vCPU.
+var (
+	lockLabels  = []string{"lock", "mode", "name"}
+	eventLabels = []string{"lock", "mode", "name", "event"}
+	causeLabels = []string{"lock", "mode", "name", "cause"}
+	rwLabels    = []string{"lock", "mode", "name", "role"}
+	vcpuLabels  = []string{"vm", "vcpu"}
+)
+
+// newDesc returns the descriptor of the metric named name after the
+// namespace.
+func newDesc(name string, labels []string, help string) *prometheus.Desc {
+	return prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, labels, nil)
+}
+
+// lockCounter is a row of the lock metrics table: a counter made from a
+// lock's events.
+type lockCounter struct {
+	desc *prometheus.Desc
+	// event is the event counted; or, if set, the one counted instead by
+	// a lock that does not define event (the other lock kind's name).
+	event, or string
+	// plus, if set, is added whichever of them is counted: the passive
+	// waiters' halts, kicks and wake-ups, which every lock with a gate
+	// counts under the same names.
+	plus  string
+	nanos bool // the events sum nanoseconds, exported in seconds
+}
 
 // lockMetric is a counter derived from a lock's events. sources are the
 // alternative event sets it can be made from, in order of preference: the
@@ -27,184 +55,270 @@ type lockMetric struct {
 	desc    *prometheus.Desc
 	sources [][]string
 	// plus are events added to the metric whichever source it is made
-	// from: the passive waiters' halts, kicks and wake-ups, which every
-	// lock with a gate counts under the same names.
+	// from.
 	plus []string
 	// perUnit is the number of event units in one unit of the metric:
 	// 1e9 for a sum of nanoseconds exported in seconds, 0 for a count.
 	perUnit float64
 }
 
-func newLockMetric(name, help string, sources ...[]string) lockMetric {
-	return lockMetric{
-		desc:    prometheus.NewDesc(prometheus.BuildFQName(namespace, "", name), help, lockLabels, nil),
-		sources: sources,
+// newLockMetrics returns the lock metrics of the table's rows.
+func newLockMetrics(rows []lockCounter) []lockMetric {
+	ms := make([]lockMetric, len(rows))
+	for i, r := range rows {
+		m := &ms[i]
+		m.desc = r.desc
+		m.sources = [][]string{{r.event}}
+		if r.or != "" {
+			m.sources = append(m.sources, []string{r.or})
+		}
+		if r.plus != "" {
+			m.plus = []string{r.plus}
+		}
+		if r.nanos {
+			m.perUnit = 1e9
+		}
 	}
-}
-
-// with returns m with plus events.
-func (m lockMetric) with(plus ...string) lockMetric {
-	m.plus = plus
-	return m
-}
-
-// nanos returns m for events that sum nanoseconds, exported in seconds.
-func (m lockMetric) nanos() lockMetric {
-	m.perUnit = 1e9
-	return m
+	return ms
 }
 
 // lockMetrics are the named lock metrics; see the package doc for the
 // table of sources.
-var lockMetrics = []lockMetric{
-	newLockMetric("halts_total",
-		"Waiters that halted (went to sleep until kicked) instead of spinning on, in the lock or outside it (passive waiters).",
-		[]string{lockcore.Halts}).with(lockcore.PassiveHalts),
-	newLockMetric("kicks_total",
-		"Kicks sent by unlockers to halted waiters, in the lock or outside it (admissions of passive waiters).",
-		[]string{lockcore.ReleasedSlowKicked}, []string{lockcore.PVKickUnlock}).with(lockcore.PassiveKicks),
-	newLockMetric("spurious_wakeups_total",
-		"Halts that ended without a kick.",
-		[]string{lockcore.SpuriousWakeups}, []string{lockcore.PVSpuriousWakeup}).with(lockcore.PassiveSpurious),
-	newLockMetric("halt_timeouts_total",
-		"Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout).",
-		[]string{lockcore.HaltTimeouts}),
-	newLockMetric("lost_wakeups_total",
-		"Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen.",
-		[]string{lockcore.LostWakeups}),
-	newLockMetric("slowpath_entries_total",
-		"Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).",
-		[]string{lockcore.TakenSlow}, []string{lockcore.LockSlowpath}),
-	newLockMetric("slowpath_pickups_total",
-		"Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup).",
-		[]string{lockcore.TakenSlowPickup}),
-	newLockMetric("slow_releases_total",
-		"Unlocks that found the slow-path flag set (released_slow).",
-		[]string{lockcore.ReleasedSlow}),
-	newLockMetric("slow_releases_kicked_total",
-		"Slow unlocks that kicked a halted waiter (released_slow_kicked).",
-		[]string{lockcore.ReleasedSlowKicked}),
-	newLockMetric("early_halts_total",
-		"Ticket waiters that halted before their spin threshold because the ticket being served belonged to a waiter still waking up (halt_early; qspin's analogue is pv_wait_early).",
-		[]string{lockcore.HaltEarly}),
-	newLockMetric("acquisitions_total",
-		"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact.",
-		[]string{lockcore.Acquisitions}),
-	newLockMetric("passive_waits_total",
-		"Waits outside a saturated lock, halted or parked with no ticket taken or queue node linked, until a release admitted the waiter (concurrency restriction, pvlock.Policy.Restrict).",
-		[]string{lockcore.PassiveWaits}),
-	newLockMetric("passive_watches_total",
-		"Passive waits of vCPUs that watched the lock while their CPU would otherwise have idled, rather than halt: releases left them outside until the lock stayed free or the fairness bound admitted them (concurrency restriction).",
-		[]string{lockcore.PassiveWatches}),
-	newLockMetric("contended_acquisitions_total",
-		"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path).",
-		[]string{lockcore.AcquiredSlow}),
-	newLockMetric("kick_latency_seconds_total",
-		"Time unlockers spent issuing the kicks of pv_kick_unlock (qspin: pv_latency_kick); divided by the rate of those kicks, the mean cost of a kick.",
-		[]string{lockcore.PVLatencyKick}).nanos(),
-	newLockMetric("wake_latency_seconds_total",
-		"Time from a kick to the kicked waiter running again, summed over the kicked halts that timed it (qspin: pv_latency_wake, over pv_kick_wake halts).",
-		[]string{lockcore.PVLatencyWake}).nanos(),
+var lockMetrics = newLockMetrics([]lockCounter{
+	{
+		desc: newDesc("halts_total", lockLabels,
+			"Waiters that halted (went to sleep until kicked) instead of spinning on, in the lock or outside it (passive waiters)."),
+		event: lockcore.Halts,
+		plus:  lockcore.PassiveHalts,
+	},
+	{
+		desc: newDesc("kicks_total", lockLabels,
+			"Kicks sent by unlockers to halted waiters, in the lock or outside it (admissions of passive waiters)."),
+		event: lockcore.ReleasedSlowKicked,
+		or:    lockcore.PVKickUnlock,
+		plus:  lockcore.PassiveKicks,
+	},
+	{
+		desc: newDesc("spurious_wakeups_total", lockLabels,
+			"Halts that ended without a kick."),
+		event: lockcore.SpuriousWakeups,
+		or:    lockcore.PVSpuriousWakeup,
+		plus:  lockcore.PassiveSpurious,
+	},
+	{
+		desc: newDesc("halt_timeouts_total", lockLabels,
+			"Halts that ended by the halt watchdog timeout (pvlock.Policy.HaltTimeout)."),
+		event: lockcore.HaltTimeouts,
+	},
+	{
+		desc: newDesc("lost_wakeups_total", lockLabels,
+			"Halts that timed out although the waiter's turn had come: lost wake-ups, which should never happen."),
+		event: lockcore.LostWakeups,
+	},
+	{
+		desc: newDesc("slowpath_entries_total", lockLabels,
+			"Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath)."),
+		event: lockcore.TakenSlow,
+		or:    lockcore.LockSlowpath,
+	},
+	{
+		desc: newDesc("slowpath_pickups_total", lockLabels,
+			"Slow-path entries whose re-check found the lock free, so the waiter did not halt (taken_slow_pickup)."),
+		event: lockcore.TakenSlowPickup,
+	},
+	{
+		desc: newDesc("slow_releases_total", lockLabels,
+			"Unlocks that found the slow-path flag set (released_slow)."),
+		event: lockcore.ReleasedSlow,
+	},
+	{
+		desc: newDesc("slow_releases_kicked_total", lockLabels,
+			"Slow unlocks that kicked a halted waiter (released_slow_kicked)."),
+		event: lockcore.ReleasedSlowKicked,
+	},
+	{
+		desc: newDesc("early_halts_total", lockLabels,
+			"Ticket waiters that halted before their spin threshold because the ticket being served belonged to a waiter still waking up (halt_early; qspin's analogue is pv_wait_early)."),
+		event: lockcore.HaltEarly,
+	},
+	{
+		desc: newDesc("acquisitions_total", lockLabels,
+			"Lock acquisitions, added by each lock 1024 at a time (a native ticket lock: 2048) at release while pvlock.Policy.Stats is on, so the count trails each lock by less than one batch; rates over busy locks are exact."),
+		event: lockcore.Acquisitions,
+	},
+	{
+		desc: newDesc("passive_waits_total", lockLabels,
+			"Waits outside a saturated lock, halted or parked with no ticket taken or queue node linked, until a release admitted the waiter (concurrency restriction, pvlock.Policy.Restrict)."),
+		event: lockcore.PassiveWaits,
+	},
+	{
+		desc: newDesc("passive_watches_total", lockLabels,
+			"Passive waits of vCPUs that watched the lock while their CPU would otherwise have idled, rather than halt: releases left them outside until the lock stayed free or the fairness bound admitted them (concurrency restriction)."),
+		event: lockcore.PassiveWatches,
+	},
+	{
+		desc: newDesc("contended_acquisitions_total", lockLabels,
+			"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path)."),
+		event: lockcore.AcquiredSlow,
+	},
+	{
+		desc: newDesc("kick_latency_seconds_total", lockLabels,
+			"Time unlockers spent issuing the kicks of pv_kick_unlock (qspin: pv_latency_kick); divided by the rate of those kicks, the mean cost of a kick."),
+		event: lockcore.PVLatencyKick,
+		nanos: true,
+	},
+	{
+		desc: newDesc("wake_latency_seconds_total", lockLabels,
+			"Time from a kick to the kicked waiter running again, summed over the kicked halts that timed it (qspin: pv_latency_wake, over pv_kick_wake halts)."),
+		event: lockcore.PVLatencyWake,
+		nanos: true,
+	},
+})
+
+// rwMetric is a row of the reader-writer lock's counts by role: a metric
+// and its two events, the reader's and the writer's.
+type rwMetric struct {
+	desc           *prometheus.Desc
+	reader, writer string
 }
 
 // rwMetrics are the reader-writer lock's counts by role (reader or
-// writer): each metric's two events, the reader's and the writer's.
-var rwMetrics = []struct {
-	desc          *prometheus.Desc
-	reader, write string
+// writer).
+var rwMetrics = []rwMetric{
+	{
+		desc: newDesc("rw_acquisitions_total", rwLabels,
+			"Reader-writer lock acquisitions by role: read locks (role=reader) and write locks (role=writer), added 1024 at a time per lock as pvlock_acquisitions_total is."),
+		reader: lockcore.ReadAcquisitions,
+		writer: lockcore.WriteAcquisitions,
+	},
+	{
+		desc: newDesc("rw_slowpath_entries_total", rwLabels,
+			"Reader-writer lock acquisitions that queued, by role: readers that found a writer, writers that found the lock held."),
+		reader: lockcore.ReadSlowpath,
+		writer: lockcore.WriteSlowpath,
+	},
+	{
+		desc: newDesc("rw_halts_total", rwLabels,
+			"Halts of reader-writer lock queue heads, by role: a reader waiting for the writer inside, a writer waiting for the readers inside."),
+		reader: lockcore.ReadHalts,
+		writer: lockcore.WriteHalts,
+	},
+	{
+		desc: newDesc("rw_kicks_total", rwLabels,
+			"Kicks of a halted reader-writer lock queue head, by the role of the kicker: the last reader inside, or the writer's unlock."),
+		reader: lockcore.ReadKicks,
+		writer: lockcore.WriteKicks,
+	},
+}
+
+// descs are the descriptors of the metrics that no table holds.
+var descs = struct {
+	qspinEvents, lockEvents, admissions, passive, haltDuration, lockups, nameOverflows *prometheus.Desc
 }{
-	{prometheus.NewDesc("pvlock_rw_acquisitions_total",
-		"Reader-writer lock acquisitions by role: read locks (role=reader) and write locks (role=writer), added 1024 at a time per lock as pvlock_acquisitions_total is.",
-		rwLabels, nil), lockcore.ReadAcquisitions, lockcore.WriteAcquisitions},
-	{prometheus.NewDesc("pvlock_rw_slowpath_entries_total",
-		"Reader-writer lock acquisitions that queued, by role: readers that found a writer, writers that found the lock held.",
-		rwLabels, nil), lockcore.ReadSlowpath, lockcore.WriteSlowpath},
-	{prometheus.NewDesc("pvlock_rw_halts_total",
-		"Halts of reader-writer lock queue heads, by role: a reader waiting for the writer inside, a writer waiting for the readers inside.",
-		rwLabels, nil), lockcore.ReadHalts, lockcore.WriteHalts},
-	{prometheus.NewDesc("pvlock_rw_kicks_total",
-		"Kicks of a halted reader-writer lock queue head, by the role of the kicker: the last reader inside, or the writer's unlock.",
-		rwLabels, nil), lockcore.ReadKicks, lockcore.WriteKicks},
+	qspinEvents: newDesc("qspin_events_total", eventLabels,
+		"Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports."),
+	lockEvents: newDesc("lock_events_total", eventLabels,
+		"Events of locks other than qspin that no other pvlock metric exports."),
+	admissions: newDesc("passive_admissions_total", causeLabels,
+		"Passive waiters admitted back into the lock: by a release that found no active waiter, or by a watching waiter that found the lock left free (cause=drained), or by the fairness bound (cause=fair)."),
+	passive: newDesc("passive_waiters", lockLabels,
+		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode."),
+	haltDuration: newDesc("halt_duration_seconds", lockLabels,
+		"How long halted waiters slept, in log2-spaced buckets."),
+	lockups: newDesc("lockups_suspected_total", nil,
+		"Waiters that waited for a lock longer than the lockup threshold (pvlock.SetLockupThreshold; off by default) and were reported, once per wait, through the lockup hook."),
+	nameOverflows: newDesc("lock_name_overflows_total", nil,
+		"Locks given a name after lockstat.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\")."),
 }
 
-var (
-	qspinEventsDesc = prometheus.NewDesc("pvlock_qspin_events_total",
-		"Events of queued spinlocks, by their kernel lock-event name, that no other pvlock metric exports.",
-		[]string{"lock", "mode", "name", "event"}, nil)
-	lockEventsDesc = prometheus.NewDesc("pvlock_lock_events_total",
-		"Events of locks other than qspin that no other pvlock metric exports.",
-		[]string{"lock", "mode", "name", "event"}, nil)
-	admissionsDesc = prometheus.NewDesc("pvlock_passive_admissions_total",
-		"Passive waiters admitted back into the lock: by a release that found no active waiter, or by a watching waiter that found the lock left free (cause=drained), or by the fairness bound (cause=fair).",
-		[]string{"lock", "mode", "name", "cause"}, nil)
-	passiveDesc = prometheus.NewDesc("pvlock_passive_waiters",
-		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode.",
-		lockLabels, nil)
-	haltDurationDesc = prometheus.NewDesc("pvlock_halt_duration_seconds",
-		"How long halted waiters slept, in log2-spaced buckets.",
-		lockLabels, nil)
-
-	rwLabels = []string{"lock", "mode", "name", "role"}
-
-	lockupsDesc = prometheus.NewDesc("pvlock_lockups_suspected_total",
-		"Waiters that waited for a lock longer than the lockup threshold (pvlock.SetLockupThreshold; off by default) and were reported, once per wait, through the lockup hook.",
-		nil, nil)
-
-	nameOverflowsDesc = prometheus.NewDesc("pvlock_lock_name_overflows_total",
-		"Locks given a name after lockstat.MaxLockNames names of their kind existed: they count with the unnamed locks (name=\"\").",
-		nil, nil)
-)
-
-var vcpuLabels = []string{"vm", "vcpu"}
-
-// vcpuMetric is a metric of every vCPU: its descriptor, its type, and its
-// value, read from the vCPU and a snapshot of its waiter's counters.
-type vcpuMetric struct {
-	desc  *prometheus.Desc
-	typ   prometheus.ValueType
-	value func(v *pvlock.VCPU, w *kick.Counters) float64
-}
-
-func newVCPUMetric(name, help string, typ prometheus.ValueType, value func(*pvlock.VCPU, *kick.Counters) float64) vcpuMetric {
-	desc := prometheus.NewDesc(prometheus.BuildFQName(namespace, "vcpu", name), help, vcpuLabels, nil)
-	return vcpuMetric{desc: desc, typ: typ, value: value}
+// vcpuSample is what the vCPU metrics are read from: a vCPU and a
+// snapshot of its waiter's counters.
+type vcpuSample struct {
+	v *pvlock.VCPU
+	w *kick.Counters
 }
 
 // seconds converts a count of nanoseconds to seconds.
 func seconds(ns uint64) float64 { return float64(ns) / 1e9 }
+
+// The values of the vCPU metrics, one method each.
+func (s vcpuSample) steal() float64           { return s.v.Steal().Seconds() }
+func (s vcpuSample) halts() float64           { return float64(s.w.Halts + s.w.EarlyKicks) }
+func (s vcpuSample) kicksReceived() float64   { return float64(s.w.KicksReceived) }
+func (s vcpuSample) halted() float64          { return seconds(s.w.HaltedNanos) }
+func (s vcpuSample) polls() float64           { return float64(s.w.PollsAttempted) }
+func (s vcpuSample) pollsSuccessful() float64 { return float64(s.w.PollsSuccessful) }
+func (s vcpuSample) pollsInvalid() float64    { return float64(s.w.PollsInvalid) }
+func (s vcpuSample) pollWindow() float64      { return seconds(s.w.PollWindowNanos) }
+func (s vcpuSample) siblingSpin() float64     { return float64(s.v.SiblingSpin()) }
+
+// vcpuMetric is a metric of every vCPU: its descriptor, its type, and its
+// value, read from a vcpuSample.
+type vcpuMetric struct {
+	desc  *prometheus.Desc
+	typ   prometheus.ValueType
+	value func(vcpuSample) float64
+}
 
 // vcpuMetrics are the per-vCPU metrics with the vCPU labels alone. The
 // halt-polling ones follow KVM's halt_attempted_poll, halt_successful_poll
 // and halt_poll_invalid: three metrics, not one with a result label,
 // because the polls begun are a superset of the other two.
 var vcpuMetrics = []vcpuMetric{
-	newVCPUMetric("steal_seconds_total",
-		"Time the vCPU thread was runnable but waiting for a CPU, during the VM's current or last run.",
-		prometheus.CounterValue, func(v *pvlock.VCPU, _ *kick.Counters) float64 { return v.Steal().Seconds() }),
-	newVCPUMetric("halts_total",
-		"Halts of the vCPU, including those that returned at once because the kick came first.",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.Halts + w.EarlyKicks) }),
-	newVCPUMetric("kicks_received_total",
-		"Kicks delivered to the vCPU.",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.KicksReceived) }),
-	newVCPUMetric("halted_seconds_total",
-		"Time the vCPU spent halted.",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return seconds(w.HaltedNanos) }),
-	newVCPUMetric("halt_polls_total",
-		"Halt-polls begun by the vCPU: a superset of pvlock_vcpu_halt_polls_success_total and pvlock_vcpu_halt_polls_invalid_total.",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsAttempted) }),
-	newVCPUMetric("halt_polls_success_total",
-		"Halt-polls of the vCPU that caught their kick, so the vCPU did not sleep.",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsSuccessful) }),
-	newVCPUMetric("halt_polls_invalid_total",
-		"Halt-polls of the vCPU cut short because a sibling vCPU on the same CPU became runnable (failed polls, as far as the poll time is concerned).",
-		prometheus.CounterValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return float64(w.PollsInvalid) }),
-	newVCPUMetric("halt_poll_window_seconds",
-		"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns).",
-		prometheus.GaugeValue, func(_ *pvlock.VCPU, w *kick.Counters) float64 { return seconds(w.PollWindowNanos) }),
-	newVCPUMetric("sibling_spin_polls",
-		"The vCPU's current adaptive spin window, in polls, for PV lock waits while another vCPU on its CPU is runnable.",
-		prometheus.GaugeValue, func(v *pvlock.VCPU, _ *kick.Counters) float64 { return float64(v.SiblingSpin()) }),
+	{
+		desc: newDesc("vcpu_steal_seconds_total", vcpuLabels,
+			"Time the vCPU thread was runnable but waiting for a CPU, during the VM's current or last run."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.steal,
+	},
+	{
+		desc: newDesc("vcpu_halts_total", vcpuLabels,
+			"Halts of the vCPU, including those that returned at once because the kick came first."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.halts,
+	},
+	{
+		desc: newDesc("vcpu_kicks_received_total", vcpuLabels,
+			"Kicks delivered to the vCPU."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.kicksReceived,
+	},
+	{
+		desc: newDesc("vcpu_halted_seconds_total", vcpuLabels,
+			"Time the vCPU spent halted."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.halted,
+	},
+	{
+		desc: newDesc("vcpu_halt_polls_total", vcpuLabels,
+			"Halt-polls begun by the vCPU: a superset of pvlock_vcpu_halt_polls_success_total and pvlock_vcpu_halt_polls_invalid_total."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.polls,
+	},
+	{
+		desc: newDesc("vcpu_halt_polls_success_total", vcpuLabels,
+			"Halt-polls of the vCPU that caught their kick, so the vCPU did not sleep."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.pollsSuccessful,
+	},
+	{
+		desc: newDesc("vcpu_halt_polls_invalid_total", vcpuLabels,
+			"Halt-polls of the vCPU cut short because a sibling vCPU on the same CPU became runnable (failed polls, as far as the poll time is concerned)."),
+		typ:   prometheus.CounterValue,
+		value: vcpuSample.pollsInvalid,
+	},
+	{
+		desc: newDesc("vcpu_halt_poll_window_seconds", vcpuLabels,
+			"The vCPU's current adaptive halt-poll window (grows and shrinks like KVM's halt_poll_ns)."),
+		typ:   prometheus.GaugeValue,
+		value: vcpuSample.pollWindow,
+	},
+	{
+		desc: newDesc("vcpu_sibling_spin_polls", vcpuLabels,
+			"The vCPU's current adaptive spin window, in polls, for PV lock waits while another vCPU on its CPU is runnable."),
+		typ:   prometheus.GaugeValue,
+		value: vcpuSample.siblingSpin,
+	},
 }
 
 // vcpuPollSecondsDesc is the time spent halt-polling, after KVM's
@@ -291,7 +405,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- m.desc
 	}
 	for _, d := range []*prometheus.Desc{
-		qspinEventsDesc, lockEventsDesc, haltDurationDesc, admissionsDesc, passiveDesc, nameOverflowsDesc, lockupsDesc,
+		descs.qspinEvents, descs.lockEvents, descs.haltDuration, descs.admissions, descs.passive, descs.nameOverflows, descs.lockups,
 		vcpuPollSecondsDesc, buildInfoDesc,
 	} {
 		ch <- d
@@ -301,9 +415,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect reads the statistics and sends them as constant metrics.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 	collectBuildInfo(ch)
-	ch <- prometheus.MustNewConstMetric(lockupsDesc, prometheus.CounterValue, float64(pvlock.LockupsSuspected()))
+	ch <- prometheus.MustNewConstMetric(descs.lockups, prometheus.CounterValue, float64(pvlock.LockupsSuspected()))
 	if n := lockstat.NameOverflows(); n > 0 {
-		ch <- prometheus.MustNewConstMetric(nameOverflowsDesc, prometheus.CounterValue, float64(n))
+		ch <- prometheus.MustNewConstMetric(descs.nameOverflows, prometheus.CounterValue, float64(n))
 	}
 	for _, s := range c.stats() {
 		if snap := s.Snapshot(); inUse(snap) {
@@ -360,22 +474,22 @@ func collectLock(ch chan<- prometheus.Metric, snap lockstat.Snapshot) {
 		}
 	}
 	slices.Sort(rest)
-	desc := lockEventsDesc
+	desc := descs.lockEvents
 	if snap.Kind == lockcore.KindQspin {
-		desc = qspinEventsDesc
+		desc = descs.qspinEvents
 	}
 	for _, ev := range rest {
 		ch <- prometheus.MustNewConstMetric(desc, prometheus.CounterValue, float64(snap.Events[ev]), snap.Kind, snap.Mode, snap.Name, ev)
 	}
 	count, sum, buckets := haltHistogram(snap)
-	ch <- prometheus.MustNewConstHistogram(haltDurationDesc, count, sum, buckets, snap.Kind, snap.Mode, snap.Name)
+	ch <- prometheus.MustNewConstHistogram(descs.haltDuration, count, sum, buckets, snap.Kind, snap.Mode, snap.Name)
 }
 
 // collectRoles sends the reader-writer lock's counts by role, for a lock
 // whose statistics have them, and marks those events used.
 func collectRoles(ch chan<- prometheus.Metric, snap lockstat.Snapshot, used map[string]bool) {
 	for _, m := range rwMetrics {
-		for _, r := range []struct{ ev, role string }{{m.reader, "reader"}, {m.write, "writer"}} {
+		for _, r := range []struct{ ev, role string }{{m.reader, "reader"}, {m.writer, "writer"}} {
 			if n, ok := snap.Events[r.ev]; ok {
 				used[r.ev] = true
 				ch <- prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, snap.Name, r.role)
@@ -399,11 +513,11 @@ func collectAdmissions(ch chan<- prometheus.Metric, snap lockstat.Snapshot, used
 		n := snap.Events[c.ev]
 		admitted += n
 		used[c.ev] = true
-		ch <- prometheus.MustNewConstMetric(admissionsDesc, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, snap.Name, c.cause)
+		ch <- prometheus.MustNewConstMetric(descs.admissions, prometheus.CounterValue, float64(n), snap.Kind, snap.Mode, snap.Name, c.cause)
 	}
 	// A waiter counts its wait a moment after it counted itself in the
 	// gate, and its admitter may count first: never report less than 0.
-	ch <- prometheus.MustNewConstMetric(passiveDesc, prometheus.GaugeValue, float64(waits-min(waits, admitted)), snap.Kind, snap.Mode, snap.Name)
+	ch <- prometheus.MustNewConstMetric(descs.passive, prometheus.GaugeValue, float64(waits-min(waits, admitted)), snap.Kind, snap.Mode, snap.Name)
 }
 
 // value derives the metric from a lock's events and marks the events it
@@ -452,7 +566,7 @@ func collectVM(ch chan<- prometheus.Metric, vm *pvlock.VM) {
 		labels := []string{vm.Name(), strconv.Itoa(v.Index())}
 		w := v.Waiter().Counters()
 		for _, m := range vcpuMetrics {
-			ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.value(v, &w), labels...)
+			ch <- prometheus.MustNewConstMetric(m.desc, m.typ, m.value(vcpuSample{v, &w}), labels...)
 		}
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, seconds(w.PollSuccessNanos), append(labels, "success")...)
 		ch <- prometheus.MustNewConstMetric(vcpuPollSecondsDesc, prometheus.CounterValue, seconds(w.PollFailNanos), append(labels, "fail")...)

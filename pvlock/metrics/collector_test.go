@@ -194,17 +194,17 @@ func descField(d *prometheus.Desc, field string) string {
 // order of metric, with each metric's HELP from its Desc (TestTicketMetrics
 // checks the HELP texts themselves).
 func exposition(samples ...string) string {
-	descs := []*prometheus.Desc{qspinEventsDesc, lockEventsDesc}
+	all := []*prometheus.Desc{descs.qspinEvents, descs.lockEvents}
 	for _, m := range lockMetrics {
-		descs = append(descs, m.desc)
+		all = append(all, m.desc)
 	}
 	var b strings.Builder
 	last := ""
 	for _, sample := range samples {
 		name, _, _ := strings.Cut(sample, "{")
 		if name != last {
-			i := slices.IndexFunc(descs, func(d *prometheus.Desc) bool { return metricName(d) == name })
-			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, descField(descs[i], "help"), name)
+			i := slices.IndexFunc(all, func(d *prometheus.Desc) bool { return metricName(d) == name })
+			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s counter\n", name, descField(all[i], "help"), name)
 			last = name
 		}
 		b.WriteString(sample + "\n")

@@ -182,7 +182,7 @@ func newServer(t *testing.T, c *Collector) *httptest.Server {
 // counters against the lock's own snapshot, the vCPUs' waiters and the
 // workload's count of acquisitions.
 func TestScrapeMatchesRuntime(t *testing.T) {
-	defer locktest.SetPolicy(func(p *pvlock.Policy) { p.Stats = true })()
+	defer locktest.Statistics(true)()
 	vm := locktest.Overcommitted(t, 2)
 	c := NewCollector(Options{})
 	if err := c.AddVM(vm); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/locktest"
 	"github.com/pvlock/pvlock/pvlock"
 	"github.com/pvlock/pvlock/pvlock/pvtest"
 	"github.com/pvlock/pvlock/qspin"
@@ -25,10 +26,7 @@ import (
 // were as many as the factor says, that each of them ran, and that
 // together they ran b.N iterations, no more, no less.
 func BenchmarkCounter(b *testing.B) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		b.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(b)
 	for _, oc := range []int{1, 4} {
 		b.Run(fmt.Sprintf("oc=%dx", oc), func(b *testing.B) {
 			var (
@@ -66,12 +64,21 @@ var failedAt atomic.Int64
 
 func markFailing() { failedAt.Store(time.Now().UnixNano()) }
 
-func reportEnd(tb testing.TB) {
+// childCase returns the case of cases that childEnv selects, and has the
+// child's cleanup print how long after the vCPU's call (failedAt) the
+// test ended. Outside a sub-process it skips tb.
+func childCase[F any](tb testing.TB, cases map[string]F) F {
+	tb.Helper()
+	f, ok := cases[os.Getenv(childEnv)]
+	if !ok {
+		tb.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
+	}
 	tb.Cleanup(func() {
 		if at := failedAt.Load(); at != 0 {
 			fmt.Printf("pvtest-child: ended %d ns after the vCPU's call\n", time.Now().UnixNano()-at)
 		}
 	})
+	return f
 }
 
 //go:noinline
@@ -101,11 +108,7 @@ var childTests = map[string]func(t *testing.T, v *pvlock.VCPU) error{
 // TestChild runs a case of childTests in a sub-process of
 // TestVCPUFailuresEndTheTest; run directly, it skips.
 func TestChild(t *testing.T) {
-	f := childTests[os.Getenv(childEnv)]
-	if f == nil {
-		t.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
-	}
-	reportEnd(t)
+	f := childCase(t, childTests)
 	var mu qspin.Lock
 	pvtest.Run(t, 2, func(ctx context.Context, v *pvlock.VCPU) error {
 		if v.Index() == 1 {
@@ -140,11 +143,7 @@ var childBenchmarks = map[string]func(b *testing.B, pb *pvtest.PB){
 // BenchmarkChild runs a case of childBenchmarks in a sub-process of
 // TestVCPUFailuresEndTheTest; run directly, it skips.
 func BenchmarkChild(b *testing.B) {
-	f := childBenchmarks[os.Getenv(childEnv)]
-	if f == nil {
-		b.Skip("runs in a sub-process of TestVCPUFailuresEndTheTest")
-	}
-	reportEnd(b)
+	f := childCase(b, childBenchmarks)
 	var mu qspin.Lock
 	pvtest.RunParallel(b, 2, func(pb *pvtest.PB) {
 		if pb.VCPU().Index() == 0 {
@@ -313,10 +312,7 @@ func parseBench(t *testing.T, out string) []benchLine {
 // range. p99-ns must be there once b.N is large enough that some vCPU
 // certainly timed an acquisition (SampleEvery per vCPU).
 func TestBenchmarkLines(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	for _, bt := range []struct {
 		flag  string
 		exact int // b.N the flag fixes; 0 for a duration
@@ -402,10 +398,7 @@ func TestBenchmarkMetrics(t *testing.T) {
 // TestRun: Run runs the workload on factor vCPUs per CPU, pinned and with
 // GOMAXPROCS raised, and returns the VM with its counters.
 func TestRun(t *testing.T) {
-	cpus, err := pvlock.HostCPUs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cpus := locktest.HostCPUs(t)
 	var ran atomic.Int32
 	vm := pvtest.Run(t, 2, func(ctx context.Context, v *pvlock.VCPU) error {
 		ran.Add(1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"os/signal"
@@ -34,4 +35,15 @@ func interrupt(t *testing.T, args []string, stdout, stderr io.Writer, ready func
 		t.Fatalf("pvbench %q did not stop on SIGINT", args)
 		return nil
 	}
+}
+
+// output runs pvbench with args, which must not fail, and returns what it
+// wrote to stdout and stderr.
+func output(t *testing.T, args ...string) string {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(args, &out, &out); err != nil {
+		t.Fatalf("pvbench %q: %v", args, err)
+	}
+	return out.String()
 }

@@ -56,12 +56,8 @@ func TestParseRejectsBadFlags(t *testing.T) {
 }
 
 func TestHelpIsNotAnError(t *testing.T) {
-	var out bytes.Buffer
-	if err := run([]string{"-h"}, &out, &out); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out.String(), "-vms") || !strings.Contains(out.String(), "-seed") {
-		t.Fatalf("usage lacks the new flags:\n%s", out.String())
+	if out := output(t, "-h"); !strings.Contains(out, "-vms") || !strings.Contains(out, "-seed") {
+		t.Fatalf("usage lacks the new flags:\n%s", out)
 	}
 }
 

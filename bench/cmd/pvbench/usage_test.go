@@ -40,12 +40,8 @@ func TestCommandHelpDescribes(t *testing.T) {
 			t.Errorf("pvbench %s -h lacks its description %q:\n%s", name, doc, usage)
 		}
 	}
-	var out bytes.Buffer
-	if err := run([]string{"-h"}, &out, &out); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(out.String(), "usage: pvbench [flags]") || !strings.Contains(out.String(), "the main job: ") {
-		t.Errorf("pvbench -h does not begin with its usage and description:\n%s", out.String())
+	if out := output(t, "-h"); !strings.HasPrefix(out, "usage: pvbench [flags]") || !strings.Contains(out, "the main job: ") {
+		t.Errorf("pvbench -h does not begin with its usage and description:\n%s", out)
 	}
 }
 
