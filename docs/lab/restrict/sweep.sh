@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The sweep with concurrency restriction on: the adaptive waiting policy
 # against each fixed spin threshold and halt-poll window, and restriction
-# off, for every PV lock on lockloop and ebizzy at 1x-4x. Two runs per cell,
-# so that the best fixed setting is not just the luckiest single run.
+# off, for every PV lock on lockloop and ebizzy at 1x-4x. RUNS runs of
+# DURATION per cell (default 3 of 500ms), so that the best of a cell's
+# thirteen settings is less often just its luckiest sample.
 #
 #   docs/lab/restrict/sweep.sh 1
 #
@@ -12,4 +13,4 @@ cd "$(dirname "$0")/../../.."
 inv=${1:?invocation number}
 out=docs/lab/restrict
 go build -o /tmp/pvbench-sweep ./bench/cmd/pvbench
-/tmp/pvbench-sweep sweep -runs 2 -duration 300ms -out "" -json "$out/sweep-$inv.json" >"$out/sweep-$inv.txt"
+/tmp/pvbench-sweep sweep -runs "${RUNS:-3}" -duration "${DURATION:-500ms}" -out "" -json "$out/sweep-$inv.json" >"$out/sweep-$inv.txt"
