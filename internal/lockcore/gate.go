@@ -41,6 +41,12 @@ import (
 //     with probability 1/fairCheck only, so that the bound costs a
 //     saturated lock's releases next to nothing.
 //
+// or by itself: the oldest passive waiter of a vCPU whose CPU would idle
+// otherwise watches the lock instead of halting (Gate.watch), and while it
+// does, drained releases leave it outside; it lets itself in once it finds
+// the lock left free. A saturated lock then stays with its running holder,
+// and its data in that CPU's cache, up to the fairness bound.
+//
 // Restriction engages only when the lock is saturated: a waiter goes
 // passive only if it finds cap active waiters already, that is, the lock
 // held and every CPU's share of waiting taken; on a lock that is often
