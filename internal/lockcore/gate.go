@@ -372,12 +372,11 @@ func stillFree(lk Gated) bool {
 	return true
 }
 
-// WatchInterval is how long a watcher (Gate.watch) lets pass between two
+// watchInterval is how long a watcher (Gate.watch) lets pass between two
 // looks at the lock, in nanoseconds: each look takes the lock's cache line
 // from its running holder, which pays a cross-CPU transfer (0.3-2 µs here)
-// at its next write, so the looks are kept a few percent of its time. It is
-// a variable so that tests can move it.
-var WatchInterval = int64(20 * time.Microsecond)
+// at its next write, so the looks are kept a few percent of its time.
+const watchInterval = int64(20 * time.Microsecond)
 
 // watch is the passive wait of the oldest passive waiter p on a vCPU whose
 // CPU would idle otherwise: rather than halt, it watches the lock, with X
@@ -405,6 +404,10 @@ func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEven
 			if s&(watchBit|wokenBit) != 0 || s < passiveOne {
 				return false
 			}
+			// Lost wakeup, watch: a release that read the state before
+			// this CAS found X clear and admitted as it would have; one
+			// after it finds X and admits nobody, and this watch (or its
+			// unwatch's re-check) looks at the lock after it.
 			// step: gate-watch-set
 			if g.state.CompareAndSwap(s, s|watchBit) {
 				break
@@ -440,7 +443,9 @@ func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEven
 		if d.Contended() || Now()-lastFree >= int64(window) {
 			break
 		}
-		for next := Now() + WatchInterval; Now() < next; {
+		// Between looks only the domain's own line is read: a sibling that
+		// becomes runnable ends the watch within a few microseconds.
+		for next := Now() + watchInterval; Now() < next && !d.Contended(); {
 			relax.Pause(relax.MaxPause)
 		}
 		v.poll() // acknowledge cross-vCPU calls, as a spinner does
@@ -484,6 +489,8 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	case s&wokenBit != 0:
 		return true // the admitted waiter is on its way: admit nobody
 	case s&(activeMask|watchBit) == 0:
+		// A watcher (X) is left outside: it looks at the lock itself, and
+		// clears X only with a look after it (Gate.unwatch).
 		// step: gate-admit-drained
 		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:

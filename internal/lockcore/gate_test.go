@@ -292,13 +292,12 @@ func TestGateReleasedLeavesAWatcherOutside(t *testing.T) {
 }
 
 // fakeVCPU makes the calling goroutine a vCPU as the lock core sees one:
-// locked to its thread, with a bound waiter in a one-CPU domain and an
-// attached VCPU. It returns the undo.
-func fakeVCPU(t *testing.T, slot int) func() {
+// locked to its thread, with a bound waiter in domain d (which counts it
+// runnable) and an attached VCPU. It returns the undo.
+func fakeVCPU(t *testing.T, slot int, d *kick.Domain) func() {
 	t.Helper()
 	runtime.LockOSThread()
 	w := kick.NewWaiter(kick.Futex)
-	d := kick.NewDomain(1)
 	w.SetDomain(d)
 	d.Enter() // the vCPU runs
 	var v VCPU
@@ -334,7 +333,7 @@ func TestGateWatcherTakesALockLeftAlone(t *testing.T) {
 	l.Lock()
 	got := make(chan struct{})
 	go func() {
-		defer fakeVCPU(t, MaxVCPUs-2)()
+		defer fakeVCPU(t, MaxVCPUs-2, kick.NewDomain(1))()
 		// Active at first (the active set is empty), then, as qspin's
 		// contender does after its spin, passive.
 		if !l.gate.Enter(&l, gateTestStats, &gateTestEvents, true) {
@@ -366,6 +365,49 @@ func TestGateWatcherTakesALockLeftAlone(t *testing.T) {
 	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
 	after := gateEvents()
 	for ev, want := range map[string]uint64{PassiveWatches: 1, AdmittedDrained: 1, PassiveKicks: 0, PassiveHalts: 0} {
+		if d := after[ev] - before[ev]; d != want {
+			t.Errorf("%s: %d, want %d", ev, d, want)
+		}
+	}
+}
+
+// A vCPU whose CPU has another runnable vCPU does not watch: it halts as a
+// passive waiter, and the release that drains the active set admits it
+// with a kick. Watching there would take the CPU from its sibling.
+func TestGateNoWatchBesideARunnableSibling(t *testing.T) {
+	defer kick.SetHaltPoll(kick.HaltPoll())
+	kick.SetHaltPoll(time.Hour, false)
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
+	var l gateLock
+	before := gateEvents()
+	d := kick.NewDomain(1)
+	d.Enter() // the sibling: runnable on the same CPU
+	defer d.Leave()
+	l.Lock()
+	got := make(chan struct{})
+	go func() {
+		defer fakeVCPU(t, MaxVCPUs-3, d)()
+		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		close(got)
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the vCPU to halt outside", func() bool {
+		return gateEvents()[PassiveHalts] > before[PassiveHalts]
+	})
+	if s := l.gate.state.Load(); s&watchBit != 0 {
+		t.Fatalf("state %#x: a vCPU with a runnable sibling set X", s)
+	}
+	l.Unlock()
+	testkit.Receive(t, got, 30*time.Second, "the halted passive waiter was not admitted")
+	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
+	after := gateEvents()
+	for ev, want := range map[string]uint64{PassiveWatches: 0, AdmittedDrained: 1, PassiveKicks: 1} {
 		if d := after[ev] - before[ev]; d != want {
 			t.Errorf("%s: %d, want %d", ev, d, want)
 		}
