@@ -29,7 +29,11 @@
  *   gate state   gact (active waiters), gw (the woken bit W: an admitted
  *                waiter is on its way in), gx (the watching bit X: the
  *                oldest passive waiter watches the lock, and releases that
- *                find no active waiter admit nobody), gpas (passive
+ *                find no active waiter admit nobody), gc (the cull bit C:
+ *                the admission's swap; a waiter that finds room in the
+ *                active set and C set goes passive and clears C if it is
+ *                a vCPU, a free choice here, and enters if it is a
+ *                goroutine), gpas (passive
  *                waiters): the fields of the Go state word; a step that
  *                CASes the word changes them in one step. Only the waiter
  *                that set X clears it
@@ -149,6 +153,7 @@ bit held;
 byte gact;  /* active waiters */
 bit gw;     /* W: an admitted waiter is on its way in */
 bit gx;     /* X: the oldest passive waiter watches the lock */
+bit gc;     /* C: an admission's swap: the next vCPU with room goes passive */
 byte gxo = NONE; /* observer: the waiter that set X */
 byte gpas;  /* passive waiters */
 byte ghead; /* the next passive ticket to admit */
@@ -245,6 +250,15 @@ inline move_head() {
 
 /* Gate.firstWatch, in the CAS that counts the caller passive: the first
  * passive waiter may set X at once (canWatch is a free choice). */
+/* Gate.admit's C: set while passive waiters remain, if fewer than
+ * cullMaxPassive do (a free choice here), cleared otherwise */
+inline set_cull() {
+	if
+	:: gpas > 0 -> gc = 1
+	:: gc = 0
+	fi
+}
+
 inline first_watch() {
 	if
 	:: gpas == 0 && !gx -> watching = 1; gx = 1; gxo = me
@@ -286,7 +300,8 @@ again:
 	 * CAS that counts us as one or the other) */
 	atomic { /* step: gate-enter */
 		if
-		:: gact < CAP -> gact++; goto spin
+		:: gact < CAP -> gact++; goto spin /* a goroutine pays no heed to C */
+		:: gact < CAP && gc -> gc = 0; first_watch(); gpas++ /* step: gate-cull */
 		:: else -> first_watch(); gpas++
 		fi
 	}
@@ -456,9 +471,9 @@ admit:
 	atomic { /* step: gate-admit */
 		if
 #ifdef MUT_ADMIT_WOKEN
-		:: gpas > 0 && (fair || gact == 0) -> gpas--; gw = 1
+		:: gpas > 0 && (fair || gact == 0) -> gpas--; gw = 1; set_cull()
 #else
-		:: gpas > 0 && !gw && (fair || gact == 0) -> gpas--; gw = 1
+		:: gpas > 0 && !gw && (fair || gact == 0) -> gpas--; gw = 1; set_cull()
 #endif
 		:: else -> goto admitdone /* none left, one on its way, or not drained */
 		fi

@@ -154,6 +154,10 @@ const (
 	// while their CPU would have idled, rather than halt: releases left
 	// them outside until the lock stayed free, or the fairness bound.
 	PassiveWatches = lockcore.PassiveWatches
+	// PassiveCulls counts passive waits of vCPUs that found room among
+	// the active waiters but went outside in exchange for a passive
+	// waiter just admitted.
+	PassiveCulls = lockcore.PassiveCulls
 )
 
 var modeStats = [...]*lockcore.Stats{

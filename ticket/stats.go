@@ -77,6 +77,7 @@ const (
 	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket
 	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound while others held tickets
 	PassiveWatches     = lockcore.PassiveWatches     // passive waits of vCPUs that watched the lock, their CPU otherwise idle, rather than halt
+	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted
 )
 
 var modeStats = [...]*lockcore.Stats{

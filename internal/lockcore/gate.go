@@ -41,6 +41,17 @@ import (
 //     with probability 1/fairCheck only, so that the bound costs a
 //     saturated lock's releases next to nothing.
 //
+// Every admission is a swap for vCPUs (Dice's Malthusian culling): it
+// sets C, and the next vCPU that would enter the active set goes passive
+// instead, at the back of the queue, as long as others wait outside (and
+// fewer than four per CPU: cullMaxPassive). The vCPUs that run and take
+// the lock again and again are so sent outside in turn, at the rate
+// passive ones are let in, and the lock circulates over all of them.
+// Without it, the vCPUs of the CPU that runs fastest (the host's own load
+// can slow one CPU to half the other's) win the race for the active place
+// each time and keep it, and the other CPU's vCPUs wait outside, admitted
+// one per fairness bound.
+//
 // or by itself: the oldest passive waiter of a vCPU whose CPU would idle
 // otherwise watches the lock instead of halting (Gate.watch), and while it
 // does, drained releases leave it outside; it lets itself in once it finds
@@ -65,10 +76,10 @@ import (
 
 // The gate's state word:
 //
-//	31                           13  12   11   10              0
-//	+------------------------------+----+----+-----------------+
-//	| passive: waiters outside     | X  | W  | active waiters  |
-//	+------------------------------+----+----+-----------------+
+//	31                      14  13   12   11   10              0
+//	+-------------------------+----+----+----+-----------------+
+//	| passive: waiters outside| C  | X  | W  | active waiters  |
+//	+-------------------------+----+----+----+-----------------+
 //
 //	active   waiters in the lock's own slow path
 //	W        woken: a passive waiter was admitted and is on its way in.
@@ -83,13 +94,20 @@ import (
 //	         holder's CPU. X is set by a CAS that finds it clear, and
 //	         cleared only by the waiter that set it (Gate.unwatch), which
 //	         then looks at the lock for the releases it turned away.
+//	C        cull: a passive waiter was admitted, and the next vCPU that
+//	         finds room in the active set goes passive instead (it clears
+//	         C in the CAS that counts it passive; goroutines pay no heed
+//	         to C). An admission sets C if passive waiters remain, fewer
+//	         than cullMaxPassive, and clears it otherwise, so C is set
+//	         only while some wait outside.
 //	passive  waiters outside, counted before they take a passive ticket
 const (
 	activeBits           = 11
 	activeMask    uint32 = 1<<activeBits - 1
 	wokenBit      uint32 = 1 << activeBits
 	watchBit      uint32 = wokenBit << 1
-	passiveShift         = activeBits + 2
+	cullBit       uint32 = watchBit << 1
+	passiveShift         = activeBits + 3
 	passiveOne    uint32 = 1 << passiveShift
 	maxActive            = activeMask
 	maxPassiveNum        = 1<<(32-passiveShift) - 1
@@ -108,6 +126,12 @@ const fairCheck = 16
 // vcpuActive is the cap of active waiters that are vCPUs: one per CPU other
 // than the holder's.
 var vcpuActive = uint32(max(1, min(runtime.NumCPU()-1, int(maxActive))))
+
+// cullMaxPassive is how many passive waiters may remain after an
+// admission for it to be a swap (C): fewer than four per CPU. With more
+// outside, the passive FIFO itself takes nearly every vCPU through its
+// turn, and a swap only adds an admission of a vCPU that is not running.
+var cullMaxPassive = uint32(4 * runtime.NumCPU())
 
 // goroutineActive is the cap of active waiters that are ordinary
 // goroutines: one spinner, as Go's sync.Mutex and runtime lock keep.
@@ -135,6 +159,7 @@ type GateEvents struct {
 	AdmittedDrain   int // admissions by a release that found no active waiter
 	AdmittedFair    int // admissions by the fairness bound
 	Watches         int // passive waits that watched the lock (Gate.watch)
+	Culled          int // passive waits of vCPUs that C sent outside (Gate.enter)
 	Halt            HaltEvents
 }
 
@@ -193,6 +218,13 @@ func (g *Gate) Enter(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool 
 	return g.enter(lk, w, st, ev, capacity(w, restricted, false))
 }
 
+// culls reports whether a caller whose cap of active waiters is limit, and
+// whose waiter is w, takes part in the swaps of admissions (C): a vCPU
+// under restriction.
+func culls(w *kick.Waiter, limit uint32) bool {
+	return limit != maxActive && w != nil && Of(w) != nil
+}
+
 // EnterPassive is Enter for a caller that has already found its way
 // barred once, a reader of an RWLock that found a writer: a goroutine
 // (not a vCPU) waits outside whenever the lock is held, and is admitted
@@ -208,20 +240,29 @@ func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool
 // enter is Enter for the caller whose waiter (kick.Current) is w, with the
 // cap of active waiters that applies to it.
 func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit uint32) bool {
-	var s, x uint32
+	var s, x, c uint32
+	cull := culls(w, limit)
 	for {
 		s = g.state.Load()
+		c = 0
 		// step: gate-enter
 		if s&activeMask < limit || s>>passiveShift >= maxPassiveNum {
-			if g.state.CompareAndSwap(s, s+1) {
-				return limit != maxActive
+			if !cull || s&cullBit == 0 || s>>passiveShift >= maxPassiveNum {
+				if g.state.CompareAndSwap(s, s+1) {
+					return limit != maxActive
+				}
+				continue
 			}
-			continue
+			// step: gate-cull
+			c = cullBit // room, but C sends us outside: we take C back
 		}
 		x = g.firstWatch(s, w)
-		if g.state.CompareAndSwap(s, s+passiveOne|x) {
+		if g.state.CompareAndSwap(s, s-c+passiveOne|x) {
 			break
 		}
+	}
+	if c != 0 {
+		st.Inc(w.Slot, ev.Culled)
 	}
 	if s < passiveOne {
 		g.last.Store(Now()) // the first to wait: the bound starts now
@@ -263,7 +304,7 @@ func (g *Gate) Demote(lk Gated, st *Stats, ev *GateEvents) {
 // counting CAS itself leaves no moment in which a release could admit it
 // before it watches.
 func (g *Gate) firstWatch(s uint32, w *kick.Waiter) uint32 {
-	if s&^(activeMask|wokenBit) == 0 && canWatch(w) {
+	if s&^(activeMask|wokenBit|cullBit) == 0 && canWatch(w) {
 		return watchBit
 	}
 	return 0
@@ -517,8 +558,16 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 		if s&wokenBit != 0 || !fair && s&activeMask != 0 || s&activeMask == maxActive {
 			return true // one is on its way in, or the active set has not drained
 		}
+		// C: a swap for this admission while others still wait outside,
+		// fewer than cullMaxPassive; none otherwise.
+		n := s - passiveOne + wokenBit
+		if n >= passiveOne && n>>passiveShift < cullMaxPassive {
+			n |= cullBit
+		} else {
+			n &^= cullBit
+		}
 		// step: gate-admit
-		if g.state.CompareAndSwap(s, s-passiveOne+wokenBit) {
+		if g.state.CompareAndSwap(s, n) {
 			break
 		}
 	}

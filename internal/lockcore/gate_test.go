@@ -151,15 +151,15 @@ func TestGateReleasedRules(t *testing.T) {
 		t.Fatalf("with an active waiter: admitted (head %d)", g.head.Load())
 	}
 	g.state.Store(2 * passiveOne) // drained
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit {
-		t.Fatalf("drained: head %d, state %#x; want head 1, one passive and W", g.head.Load(), g.state.Load())
+	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit|cullBit {
+		t.Fatalf("drained: head %d, state %#x; want head 1, one passive, W and C", g.head.Load(), g.state.Load())
 	}
 	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 {
 		t.Fatal("a second admission while one is on its way")
 	}
 	// The admitted waiter clears W as it becomes active.
 	g.state.Add(^(wokenBit - 2))
-	if g.state.Load() != passiveOne|1 {
+	if g.state.Load() != passiveOne|cullBit|1 {
 		t.Fatalf("state %#x after the admitted waiter became active", g.state.Load())
 	}
 	// Past the fairness bound, a release admits despite the active waiter
@@ -169,7 +169,7 @@ func TestGateReleasedRules(t *testing.T) {
 		g.Released(gateTestStats, ev)
 	}
 	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
-		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W", g.head.Load(), g.state.Load())
+		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W (no C: nobody is left outside)", g.head.Load(), g.state.Load())
 	}
 }
 
@@ -411,5 +411,86 @@ func TestGateNoWatchBesideARunnableSibling(t *testing.T) {
 		if d := after[ev] - before[ev]; d != want {
 			t.Errorf("%s: %d, want %d", ev, d, want)
 		}
+	}
+}
+
+// An admission leaves C set while others still wait outside; the next vCPU
+// that finds room in the active set goes passive instead, clearing C, and
+// waits its turn behind the waiters ahead of it. A goroutine pays no heed
+// to C, and the admission that leaves nobody outside clears it.
+func TestGateCullSendsTheNextVCPUOutside(t *testing.T) {
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
+	var l gateLock
+	before := gateEvents()
+	l.Lock()
+	// One passive waiter, ticket 0, stands for one that an earlier
+	// admission left outside; C is set.
+	l.gate.state.Store(passiveOne | cullBit)
+	l.gate.tail.Store(1)
+
+	// A goroutine with room enters the active set, C or not.
+	if !l.gate.Enter(&l, gateTestStats, &gateTestEvents, true) {
+		t.Fatal("Enter reports no restriction for a goroutine")
+	}
+	if s := l.gate.state.Load(); s != passiveOne|cullBit|1 {
+		t.Fatalf("state %#x after a goroutine entered, want one passive, C and one active", s)
+	}
+	l.gate.Leave()
+
+	d := kick.NewDomain(1)
+	d.Enter() // a runnable sibling: the vCPU halts rather than watch
+	defer d.Leave()
+	got := make(chan struct{})
+	go func() {
+		defer fakeVCPU(t, MaxVCPUs-4, d)()
+		l.Lock()
+		close(got)
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the vCPU to go outside", func() bool { return l.gate.Passive() == 2 })
+	if s := l.gate.state.Load(); s != 2*passiveOne {
+		t.Fatalf("state %#x after the culled vCPU counted itself, want two passive and no C", s)
+	}
+	if d := gateEvents()[PassiveCulls] - before[PassiveCulls]; d != 1 {
+		t.Fatalf("%s: %d, want 1", PassiveCulls, d)
+	}
+	testkit.WaitFor(t, "its passive ticket", func() bool { return l.gate.tail.Load() == 2 })
+
+	// A release admits ticket 0 first, not the culled vCPU, and sets C:
+	// one still waits outside.
+	l.gate.Released(gateTestStats, &gateTestEvents)
+	if s := l.gate.state.Load(); s != passiveOne|wokenBit|cullBit || l.gate.head.Load() != 1 {
+		t.Fatalf("state %#x, head %d after the first admission, want one passive, W and C, head 1", s, l.gate.head.Load())
+	}
+	select {
+	case <-got:
+		t.Fatal("the culled vCPU went ahead of the waiter before it")
+	default:
+	}
+	// Ticket 0's waiter comes in and takes its turn (the lock is ours
+	// meanwhile: it stands for its critical section).
+	l.gate.state.Add(^(wokenBit - 2))
+	l.gate.Leave()
+	l.Unlock() // drained: admits the culled vCPU, and clears C
+	testkit.Receive(t, got, 30*time.Second, "the culled vCPU was not admitted")
+	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
+}
+
+// An admission that leaves cullMaxPassive or more waiters outside is no
+// swap: it clears C.
+func TestGateNoCullWithManyOutside(t *testing.T) {
+	var g Gate
+	g.state.Store((cullMaxPassive+1)*passiveOne | cullBit)
+	g.tail.Store(cullMaxPassive + 1)
+	g.Released(gateTestStats, &gateTestEvents)
+	if s := g.state.Load(); s != cullMaxPassive*passiveOne|wokenBit || g.head.Load() != 1 {
+		t.Fatalf("state %#x, head %d; want %d passive, W, no C, head 1", s, g.head.Load(), cullMaxPassive)
+	}
+	g.state.Add(^(wokenBit - 2))
+	g.Leave()
+	g.Released(gateTestStats, &gateTestEvents)
+	if s := g.state.Load(); s != (cullMaxPassive-1)*passiveOne|wokenBit|cullBit {
+		t.Fatalf("state %#x; want %d passive, W and C", s, cullMaxPassive-1)
 	}
 }

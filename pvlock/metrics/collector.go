@@ -157,6 +157,11 @@ var lockMetrics = newLockMetrics([]lockCounter{
 		event: lockcore.PassiveWatches,
 	},
 	{
+		desc: newDesc("passive_culls_total", lockLabels,
+			"Passive waits of vCPUs that found room among the active waiters but went outside in exchange for a passive waiter just admitted, so that a saturated lock circulates over all its vCPUs (concurrency restriction)."),
+		event: lockcore.PassiveCulls,
+	},
+	{
 		desc: newDesc("contended_acquisitions_total", lockLabels,
 			"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path)."),
 		event: lockcore.AcquiredSlow,

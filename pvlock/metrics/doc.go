@@ -43,6 +43,7 @@
 //	                                    + passive_spurious_wakeups    + passive_spurious_wakeups
 //	pvlock_passive_waits_total          passive_waits                 passive_waits
 //	pvlock_passive_watches_total        passive_watches               passive_watches
+//	pvlock_passive_culls_total          passive_culls                 passive_culls
 //	pvlock_halt_timeouts_total          halt_timeouts                 halt_timeouts
 //	pvlock_lost_wakeups_total           lost_wakeups                  lost_wakeups
 //	pvlock_slowpath_entries_total       taken_slow                    lock_slowpath
@@ -69,7 +70,9 @@
 // taken or queue node linked, and the halts, kicks and wake-ups of those
 // waiters, which the halt, kick and wake-up metrics include, as the vCPUs'
 // own counters do; pvlock_passive_watches_total counts those of vCPUs that
-// watched the lock from an otherwise idle CPU instead of halting. Two more
+// watched the lock from an otherwise idle CPU instead of halting, and
+// pvlock_passive_culls_total those of vCPUs that found room among the
+// active waiters but went outside in exchange for an admitted one. Two more
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
 // cause} counts the waiters let back in, by a release that found no active
 // waiter or by a watching waiter that found the lock left free
