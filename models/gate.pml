@@ -115,6 +115,11 @@
  *                  was the last one.
  *   NO_WATCH_ADMIT gate-watch-admit: the watcher's look never lets it in:
  *                  while it watches, nobody admits it.
+ *   CULL_STALE     gate-admit: the admission sets C even when it leaves
+ *                  nobody outside, so a vCPU that finds room and the lock
+ *                  about to be free is culled with no one ahead of it
+ *                  whose release would admit it (the assertion at
+ *                  gate-cull; only its own re-check would save it).
  * One reordering is harmless and must verify (spin -DALT_xxx):
  *   ARM_AFTER_PUBLISH  publish, then arm, then re-check: the admitter moves
  *                  the head before it kicks, and the waiter looks at the
@@ -248,17 +253,21 @@ inline move_head() {
 	}
 }
 
-/* Gate.firstWatch, in the CAS that counts the caller passive: the first
- * passive waiter may set X at once (canWatch is a free choice). */
 /* Gate.admit's C: set while passive waiters remain, if fewer than
  * cullMaxPassive do (a free choice here), cleared otherwise */
 inline set_cull() {
 	if
+#ifdef MUT_CULL_STALE
+	:: gc = 1
+#else
 	:: gpas > 0 -> gc = 1
+#endif
 	:: gc = 0
 	fi
 }
 
+/* Gate.firstWatch, in the CAS that counts the caller passive: the first
+ * passive waiter may set X at once (canWatch is a free choice). */
 inline first_watch() {
 	if
 	:: gpas == 0 && !gx -> watching = 1; gx = 1; gxo = me
@@ -301,7 +310,11 @@ again:
 	atomic { /* step: gate-enter */
 		if
 		:: gact < CAP -> gact++; goto spin /* a goroutine pays no heed to C */
-		:: gact < CAP && gc -> gc = 0; first_watch(); gpas++ /* step: gate-cull */
+		:: gact < CAP && gc -> /* step: gate-cull */
+			/* C only while others wait outside: each of them takes the
+			 * lock in turn, and its release sees us */
+			assert(gpas > 0);
+			gc = 0; first_watch(); gpas++
 		:: else -> first_watch(); gpas++
 		fi
 	}

@@ -177,6 +177,7 @@ func checks() []check {
 		mutant(gDone, "NO_WATCH_DROP", "gate-watch-drop", cycle),
 		mutant(gDone, "NO_WATCH_RECHECK", "gate-watch-recheck", cycle),
 		mutant(gDone, "NO_WATCH_ADMIT", "gate-watch-admit", cycle),
+		mutant(gSafety, "CULL_STALE", "gate-admit", "assertion violated (gpas>0)"),
 		variant(gNolost, "ARM_AFTER_PUBLISH"),
 
 		qSafety, qDone, qDone2,

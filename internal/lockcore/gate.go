@@ -41,6 +41,12 @@ import (
 //     with probability 1/fairCheck only, so that the bound costs a
 //     saturated lock's releases next to nothing.
 //
+// or by itself: the oldest passive waiter of a vCPU whose CPU would idle
+// otherwise watches the lock instead of halting (Gate.watch), and while it
+// does, drained releases leave it outside; it lets itself in once it finds
+// the lock left free. A saturated lock then stays with its running holder,
+// and its data in that CPU's cache, up to the fairness bound.
+//
 // Every admission is a swap for vCPUs (Dice's Malthusian culling): it
 // sets C, and the next vCPU that would enter the active set goes passive
 // instead, at the back of the queue, as long as others wait outside (and
@@ -52,15 +58,10 @@ import (
 // each time and keep it, and the other CPU's vCPUs wait outside, admitted
 // one per fairness bound.
 //
-// or by itself: the oldest passive waiter of a vCPU whose CPU would idle
-// otherwise watches the lock instead of halting (Gate.watch), and while it
-// does, drained releases leave it outside; it lets itself in once it finds
-// the lock left free. A saturated lock then stays with its running holder,
-// and its data in that CPU's cache, up to the fairness bound.
-//
 // Restriction engages only when the lock is saturated: a waiter goes
 // passive only if it finds cap active waiters already, that is, the lock
-// held and every CPU's share of waiting taken; on a lock that is often
+// held and every CPU's share of waiting taken, or if C culls it, which
+// needs others outside already; on a lock that is often
 // free nobody goes passive and the gate costs one atomic on the way into
 // the slow path and one on the way out.
 //
@@ -241,20 +242,26 @@ func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool
 // cap of active waiters that applies to it.
 func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit uint32) bool {
 	var s, x, c uint32
-	cull := culls(w, limit)
 	for {
 		s = g.state.Load()
 		c = 0
 		// step: gate-enter
 		if s&activeMask < limit || s>>passiveShift >= maxPassiveNum {
-			if !cull || s&cullBit == 0 || s>>passiveShift >= maxPassiveNum {
+			if s&cullBit == 0 || s>>passiveShift >= maxPassiveNum || !culls(w, limit) {
 				if g.state.CompareAndSwap(s, s+1) {
 					return limit != maxActive
 				}
 				continue
 			}
+			// Room, but C sends us outside, and we take C back in the
+			// CAS that counts us passive. Lost wakeup, cull: we may go
+			// passive with no active waiter and the lock about to be
+			// free, but C is set only while others wait outside
+			// (Gate.admit); each of them takes the lock in turn, and its
+			// release sees us. Our re-check (gate-recheck) covers the
+			// rest, as for any passive waiter.
 			// step: gate-cull
-			c = cullBit // room, but C sends us outside: we take C back
+			c = cullBit
 		}
 		x = g.firstWatch(s, w)
 		if g.state.CompareAndSwap(s, s-c+passiveOne|x) {
@@ -559,7 +566,8 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 			return true // one is on its way in, or the active set has not drained
 		}
 		// C: a swap for this admission while others still wait outside,
-		// fewer than cullMaxPassive; none otherwise.
+		// fewer than cullMaxPassive; none otherwise. Lost wakeup, cull:
+		// C must never outlive the passive waiters (see gate-cull).
 		n := s - passiveOne + wokenBit
 		if n >= passiveOne && n>>passiveShift < cullMaxPassive {
 			n |= cullBit
