@@ -20,7 +20,9 @@ import (
 //
 // Sub-benchmarks are named shape=<shape>/lock=<lock>; the PV locks run
 // with concurrency restriction on and off (lock=pv-qspin and
-// lock=pv-qspin-unrestricted, ...), side by side with sync.Mutex.
+// lock=pv-qspin-unrestricted, ...), side by side with sync.Mutex, which
+// runs first and once more last (lock=sync.Mutex-again) to show the A/A
+// spread.
 func BenchmarkGoMutex(b *testing.B) {
 	shapes := []struct {
 		name        string
@@ -33,7 +35,7 @@ func BenchmarkGoMutex(b *testing.B) {
 	}
 	for _, s := range shapes {
 		b.Run("shape="+s.name, func(b *testing.B) {
-			b.Run("lock=sync.Mutex", func(b *testing.B) {
+			syncMutex := func(b *testing.B) {
 				var mu sync.Mutex
 				goMutexParallel(b, s.slack, func(pb *testing.PB) int {
 					foo := 0
@@ -44,7 +46,8 @@ func BenchmarkGoMutex(b *testing.B) {
 					}
 					return foo
 				})
-			})
+			}
+			b.Run("lock=sync.Mutex", syncMutex)
 			for _, q := range []struct {
 				name string
 				opts []qspin.Option
@@ -87,6 +90,10 @@ func BenchmarkGoMutex(b *testing.B) {
 					})
 				})
 			}
+			// sync.Mutex once more, last: its ratio to the first run is
+			// the A/A spread, what a ratio to sync.Mutex of this run can
+			// move with no change of lock at all.
+			b.Run("lock=sync.Mutex-again", syncMutex)
 		})
 	}
 }

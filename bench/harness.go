@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -48,6 +49,10 @@ type Spec struct {
 	// Lock's constructor (Lock still names the row): a variant of a
 	// registered lock, such as one with a fixed spin threshold.
 	NewLock func() sync.Locker
+	// Load, if set, takes a share of one of the CPUs away from the vCPUs
+	// for the whole cell, warm-up included, as a host's other guests
+	// would (HostLoad).
+	Load *HostLoad
 }
 
 // Row is the result of a Spec: means and standard deviations over runs.
@@ -98,6 +103,8 @@ type Row struct {
 	Polls          float64 `json:"polls"`
 	PollHitPct     float64 `json:"poll_hit_pct"`
 	PollInvalidPct float64 `json:"poll_invalid_pct"`
+	// HostLoad describes the cell's Spec.Load; empty without one.
+	HostLoad string `json:"host_load,omitempty"`
 }
 
 // defaults fills in what every cell shares: one VM, 3 measured runs of
@@ -170,6 +177,17 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		PCPUs: len(vms[0].CPUs()), Runs: spec.Runs, VMs: len(vms), Unit: wl.Unit}
 	for _, vm := range vms {
 		row.VCPUs += len(vm.VCPUs())
+	}
+	if spec.Load != nil {
+		if !slices.Contains(vms[0].CPUs(), spec.Load.CPU) {
+			return row, fmt.Errorf("host load: CPU %d is not one of the vCPUs' CPUs %v", spec.Load.CPU, vms[0].CPUs())
+		}
+		stop, err := spec.Load.Start()
+		if err != nil {
+			return row, err
+		}
+		defer stop()
+		row.HostLoad = spec.Load.String()
 	}
 	var (
 		rates               []float64

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pvlock/pvlock/bench"
 	"github.com/pvlock/pvlock/pvlock"
 )
 
@@ -98,6 +99,24 @@ func parsePinning(s string) (pvlock.Pinning, error) {
 		return pvlock.PinFloat, nil
 	}
 	return 0, fmt.Errorf("-pin: %q is neither each nor float", s)
+}
+
+// parseHostLoad parses -hostload: CPU:PERCENT, or nil when empty.
+func parseHostLoad(s string) (*bench.HostLoad, error) {
+	if s == "" {
+		return nil, nil
+	}
+	c, p, ok := strings.Cut(s, ":")
+	cpu, err1 := strconv.Atoi(c)
+	pct, err2 := strconv.ParseFloat(strings.TrimSuffix(p, "%"), 64)
+	if !ok || err1 != nil || err2 != nil {
+		return nil, fmt.Errorf("-hostload: %q is not CPU:PERCENT, such as 1:50", s)
+	}
+	h := &bench.HostLoad{CPU: cpu, Share: pct / 100}
+	if err := h.Check(); err != nil {
+		return nil, fmt.Errorf("-hostload: %w", err)
+	}
+	return h, nil
 }
 
 // writeFile creates path and writes rows to it with write. An empty path

@@ -71,6 +71,7 @@ type options struct {
 	haltPoll      string // "adaptive", or a fixed window ("0": off)
 	yield         bool   // directed yield (pvlock.Policy.DirectedYield)
 	restrict      bool   // concurrency restriction (pvlock.Policy.Restrict)
+	load          *bench.HostLoad
 	// set holds the flags given on the command line.
 	set map[string]bool
 }
@@ -105,6 +106,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.yield, "yield", true, "directed yield: a vCPU that kicks a sleeping waiter on its own CPU yields to it")
 	fs.BoolVar(&o.restrict, "restrict", true, "concurrency restriction: a saturated PV lock keeps its surplus waiters outside, halted (pvlock.Policy.Restrict)")
 	fs.StringVar(&o.csvPath, "csv", "", "also write the rows as CSV to this file")
+	hostLoad := fs.String("hostload", "", "take a share of one CPU from the vCPUs, as a host's other guests would: CPU:PERCENT, such as 1:50\n(a real-time thread busy for that share of every 2ms; needs root)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -146,6 +148,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	if o.pinning, err = parsePinning(*pin); err != nil {
+		return o, err
+	}
+	if o.load, err = parseHostLoad(*hostLoad); err != nil {
 		return o, err
 	}
 	if o.runs < 1 {
@@ -269,6 +274,9 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 	wl, _ := bench.WorkloadByName(o.workload)
 	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v, restriction %v\n",
 		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield, o.restrict)
+	if o.load != nil {
+		fmt.Fprintf(stdout, "host load: %v\n", o.load)
+	}
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
 	total := len(o.factors) * len(o.locks)
@@ -282,7 +290,7 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 			row, err := bench.Measure(ctx, bench.Spec{
 				Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
 				Pinning: o.pinning, VMs: o.vms, Runs: o.runs, Duration: o.duration,
-				Warmup: o.warmup, Seed: o.seed, Params: o.params,
+				Warmup: o.warmup, Seed: o.seed, Params: o.params, Load: o.load,
 			})
 			// A run cut short by ctx still returns a row: it is not a
 			// finished cell.

@@ -25,6 +25,7 @@ func TestParseRejectsBadFlags(t *testing.T) {
 		{"-cpus", "a"}, {"extra"}, {"-vms", "0"}, {"-warmup", "-1ms"}, {"-seed", "-3"}, {"-seed", "x"},
 		{"-cs", "0"}, {"-outside", "-1us"}, {"-base", "nope"}, {"-patched", "nope"}, {"-nosuchflag"},
 		{"-oc", "1,1"}, {"-oc", "2,1,2.0"}, {"-oc", "1e-9"}, {"-oc", "0.0001", "-cpus", "0"}, {"-oc", "1,1.1", "-cpus", "0"},
+		{"-hostload", "1"}, {"-hostload", "x:50"}, {"-hostload", "1:x"}, {"-hostload", "1:0"}, {"-hostload", "1:95"}, {"-hostload", "-1:50"},
 	} {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parse(%q) accepted", args)
@@ -45,12 +46,13 @@ func TestParseRejectsBadFlags(t *testing.T) {
 		t.Fatalf("default job would take about %v", budget)
 	}
 	o, err = parse([]string{"-oc", "0.5, 2", "-vms", "2", "-seed", "9", "-warmup", "0", "-cpus", "0", "-pin", "float",
-		"-workload", "ebizzy", "-cs", "1us", "-out", ""}, &bytes.Buffer{})
+		"-workload", "ebizzy", "-cs", "1us", "-out", "", "-hostload", "0:50%"}, &bytes.Buffer{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if o.factors[0] != 0.5 || o.factors[1] != 2 || o.vms != 2 || o.seed != 9 || o.warmup >= 0 ||
-		o.cpus[0] != 0 || o.workload != "ebizzy" || o.params.CriticalWork != time.Microsecond || o.outDir != "" {
+		o.cpus[0] != 0 || o.workload != "ebizzy" || o.params.CriticalWork != time.Microsecond || o.outDir != "" ||
+		o.load == nil || o.load.CPU != 0 || o.load.Share != 0.5 {
 		t.Fatalf("parsed %+v", o)
 	}
 }

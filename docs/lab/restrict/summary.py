@@ -8,7 +8,8 @@ per invocation and the spread over them: Go's four Mutex benchmarks (median
 ns/op of the 5 counts, divided by sync.Mutex's), the self-pinned threads,
 the lab's ebizzy, dbench and lockloop at 1x-4x (throughput divided by
 sync.Mutex's and by the lock's own 1x, pv-ticket by native-ticket, max/min
-fairness), and the 16x and 128x fairness rows.
+fairness), the 16x and 128x fairness rows, and the 4x rows with a host
+load on one CPU (hostload.sh).
 """
 import json
 import os
@@ -54,11 +55,12 @@ def line(label, xs):
 
 def main(invs):
     print("invocations:", " ".join(invs))
-    print("\nGo's Mutex benchmarks, median ns/op / sync.Mutex (bar: pv-qspin <= 1.0, pv-ticket <= 1.5)")
+    print("\nGo's Mutex benchmarks, median ns/op / sync.Mutex (bar: pv-qspin <= 1.0, pv-ticket <= 1.5;")
+    print("sync.Mutex-again: sync.Mutex run once more after the others, the A/A spread)")
     meds = [bench_medians("gomutex", i) for i in invs]
     for shape in ("mutex", "slack", "work", "workslack"):
         for cpu in ("2", "8"):
-            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex-again"):
                 xs = []
                 for m in meds:
                     if not m:
@@ -115,6 +117,16 @@ def main(invs):
     for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
         line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
         line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+
+    print("\n4x with CPU 1 half taken by a host load (hostload.sh): max/min, and throughput / sync.Mutex")
+    for wl in ("lockloop", "ebizzy", "dbench"):
+        rows = [load_rows(f"hostload-{wl}", i) for i in invs]
+        if not any(rows):
+            continue
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "pv-qspin-unrestricted", "pv-ticket-unrestricted", "sync.Mutex"):
+            line(f"{wl} {lock} max/min", [r and r[(lock, 4)]["fairness_max_min"] for r in rows])
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
+            line(f"{wl} {lock} / sync.Mutex", [r and r[(lock, 4)]["ops_per_sec"] / r[("sync.Mutex", 4)]["ops_per_sec"] for r in rows])
 
 
 if __name__ == "__main__":
