@@ -4,6 +4,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/pvlock/pvlock/internal/lockcore"
+	"github.com/pvlock/pvlock/lockstat"
 	"github.com/pvlock/pvlock/qspin"
 	"github.com/pvlock/pvlock/ticket"
 )
@@ -22,7 +24,8 @@ import (
 // with concurrency restriction on and off (lock=pv-qspin and
 // lock=pv-qspin-unrestricted, ...), side by side with sync.Mutex, which
 // runs first and once more last (lock=sync.Mutex-again) to show the A/A
-// spread.
+// spread. The PV locks also report their restriction's events per 1000
+// operations (reportGateEvents).
 func BenchmarkGoMutex(b *testing.B) {
 	shapes := []struct {
 		name        string
@@ -59,6 +62,7 @@ func BenchmarkGoMutex(b *testing.B) {
 			} {
 				b.Run("lock="+q.name, func(b *testing.B) {
 					mu := qspin.New(q.opts...)
+					defer reportGateEvents(b, qspin.Stats(qspin.ModePV), qspin.PVLockStealing)()
 					goMutexParallel(b, s.slack, func(pb *testing.PB) int {
 						foo := 0
 						for pb.Next() {
@@ -79,6 +83,7 @@ func BenchmarkGoMutex(b *testing.B) {
 			} {
 				b.Run("lock="+t.name, func(b *testing.B) {
 					mu := ticket.New(t.opts...)
+					defer reportGateEvents(b, ticket.Stats(ticket.ModePV))()
 					goMutexParallel(b, s.slack, func(pb *testing.PB) int {
 						foo := 0
 						for pb.Next() {
@@ -95,6 +100,23 @@ func BenchmarkGoMutex(b *testing.B) {
 			// move with no change of lock at all.
 			b.Run("lock=sync.Mutex-again", syncMutex)
 		})
+	}
+}
+
+// reportGateEvents starts counting the events of st, the statistics of
+// the lock the benchmark runs, and returns the function that reports them
+// per 1000 operations: the waits outside the lock (passive_waits), those
+// that slept (passive_halts), and extra, such as a stealing lock's
+// acquisitions by its spinner (pv_lock_stealing). They say where a
+// contended lock's time goes: a waiter that is let in again before it
+// sleeps spins, and takes the lock's line from its holder.
+func reportGateEvents(b *testing.B, st *lockstat.Stats, extra ...string) func() {
+	before := st.Snapshot()
+	return func() {
+		d := st.Snapshot().Sub(before)
+		for _, ev := range append([]string{lockcore.PassiveWaits, lockcore.PassiveHalts}, extra...) {
+			b.ReportMetric(float64(d.Get(ev))*1000/float64(b.N), ev+"/1k-ops")
+		}
 	}
 }
 

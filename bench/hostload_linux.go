@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/affinity"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,9 +30,7 @@ func (h HostLoad) Start() (stop func(), err error) {
 		// carries a real-time policy and a one-CPU affinity that no other
 		// goroutine may inherit.
 		runtime.LockOSThread()
-		var set unix.CPUSet
-		set.Set(h.CPU)
-		if err := unix.SchedSetaffinity(0, &set); err != nil {
+		if err := affinity.Pin([]int{h.CPU}); err != nil {
 			started <- fmt.Errorf("host load: pin to CPU %d: %w", h.CPU, err)
 			return
 		}

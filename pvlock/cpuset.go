@@ -61,27 +61,3 @@ func checkCPUs(cpus []int) ([]int, error) {
 	sort.Ints(out)
 	return out, nil
 }
-
-func cpuSet(cpus []int) unix.CPUSet {
-	var set unix.CPUSet
-	for _, c := range cpus {
-		set.Set(c)
-	}
-	return set
-}
-
-// pinThread pins the calling OS thread to cpus.
-func pinThread(cpus []int) error {
-	set := cpuSet(cpus)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		hint := ""
-		switch {
-		case errors.Is(err, unix.EINVAL):
-			hint = ": the CPUs are outside this process's cgroup cpuset or offline; choose CPUs from HostCPUs()"
-		case errors.Is(err, unix.EPERM):
-			hint = ": not permitted; a seccomp or container policy forbids sched_setaffinity"
-		}
-		return fmt.Errorf("sched_setaffinity(%v): %w%s", cpus, err, hint)
-	}
-	return nil
-}

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/pvlock/pvlock/internal/affinity"
 	"github.com/pvlock/pvlock/internal/lockcore"
 	"github.com/pvlock/pvlock/kick"
 	"golang.org/x/sys/unix"
@@ -263,7 +264,7 @@ func (v *VCPU) Repin(cpus []int) error {
 			return fmt.Errorf("pvlock: Repin of vCPU %d of %s: CPU %d out of range", v.index, v.vm.name, c)
 		}
 	}
-	if err := pinThread(cpus); err != nil {
+	if err := affinity.Pin(cpus); err != nil {
 		return fmt.Errorf("pvlock: Repin of vCPU %d of %s: %w", v.index, v.vm.name, err)
 	}
 	return nil
@@ -300,7 +301,7 @@ func (v *VCPU) runLocked(ctx context.Context, fn Workload, start <-chan struct{}
 	if v.cpu >= 0 {
 		cpus = []int{v.cpu}
 	}
-	if err := pinThread(cpus); err != nil {
+	if err := affinity.Pin(cpus); err != nil {
 		fail(fmt.Errorf("pvlock: pin vCPU %d of %s to CPUs %v: %w", v.index, v.vm.name, cpus, err))
 		ready.Done()
 		return

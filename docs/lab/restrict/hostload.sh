@@ -2,11 +2,11 @@
 # One invocation of the 4x fairness tables with one CPU half taken by a
 # host load (pvbench -hostload 1:50: a real-time thread busy for half of
 # every 2 ms on CPU 1, as a host's other guests would take it), the PV
-# locks with and without restriction side by side with sync.Mutex. Needs
-# root for the real-time thread.
+# locks with and without restriction side by side with sync.Mutex and the
+# native locks. Needs root for the real-time thread.
 #
-#   docs/lab/restrict/hostload.sh 1 normal   # at normal priority, as users run
-#   docs/lab/restrict/hostload.sh 2 nice     # in its own scheduler group at nice -20
+#   docs/lab/restrict/hostload.sh 4 normal   # at normal priority, as users run
+#   docs/lab/restrict/hostload.sh 5 nice     # in its own scheduler group at nice -20
 #
 # Outputs go to docs/lab/restrict/hostload-<workload>-<invocation>.txt and
 # -rows.json; summary.py prints them.
@@ -15,16 +15,10 @@ cd "$(dirname "$0")/../../.."
 inv=${1:?invocation number}
 prio=${2:-normal}
 out=docs/lab/restrict
-run() {
-	if [ "$prio" = nice ]; then
-		setsid sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec nice -n -20 "$@"' sh "$@"
-	else
-		"$@"
-	fi
-}
+. docs/lab/restrict/prio.sh # run: the invocation's priority
 go build -o /tmp/pvbench-hostload ./bench/cmd/pvbench
 for w in lockloop ebizzy dbench; do
 	run /tmp/pvbench-hostload -workload $w -oc 4 -hostload 1:50 \
-		-locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,pv-ticket-unrestricted,sync.Mutex \
+		-locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,pv-ticket-unrestricted,sync.Mutex,native-ticket,native-qspin \
 		-json "$out/hostload-$w-$inv-rows.json" -out "" >"$out/hostload-$w-$inv.txt"
 done

@@ -19,13 +19,7 @@ inv=${1:?invocation number}
 prio=${2:-normal}
 tables=${3:-all}
 out=docs/lab/restrict
-run() {
-	if [ "$prio" = nice ]; then
-		setsid sh -c 'echo -20 > /proc/self/autogroup 2>/dev/null; exec nice -n -20 "$@"' sh "$@"
-	else
-		"$@"
-	fi
-}
+. docs/lab/restrict/prio.sh # run: the invocation's priority
 go build -o /tmp/pvbench-restrict ./bench/cmd/pvbench
 pv=/tmp/pvbench-restrict
 go test -c -o /tmp/qspin-restrict.test ./qspin

@@ -123,10 +123,11 @@ def main(invs):
         rows = [load_rows(f"hostload-{wl}", i) for i in invs]
         if not any(rows):
             continue
-        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "pv-qspin-unrestricted", "pv-ticket-unrestricted", "sync.Mutex"):
-            line(f"{wl} {lock} max/min", [r and r[(lock, 4)]["fairness_max_min"] for r in rows])
-        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
-            line(f"{wl} {lock} / sync.Mutex", [r and r[(lock, 4)]["ops_per_sec"] / r[("sync.Mutex", 4)]["ops_per_sec"] for r in rows])
+        locks = ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "pv-qspin-unrestricted", "pv-ticket-unrestricted", "sync.Mutex", "native-ticket", "native-qspin")
+        for lock in locks:
+            line(f"{wl} {lock} max/min", [r and (lock, 4) in r and r[(lock, 4)]["fairness_max_min"] or None for r in rows])
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "native-ticket", "native-qspin"):
+            line(f"{wl} {lock} / sync.Mutex", [r and (lock, 4) in r and r[(lock, 4)]["ops_per_sec"] / r[("sync.Mutex", 4)]["ops_per_sec"] or None for r in rows])
 
 
 if __name__ == "__main__":
