@@ -28,8 +28,8 @@
  *
  *   gate state   gact (active waiters), gw (the woken bit W: an admitted
  *                waiter is on its way in), gx (the watching bit X: the
- *                oldest passive waiter watches the lock, and releases that
- *                find no active waiter admit nobody), gc (the cull bit C:
+ *                oldest passive waiter watches the lock, and releases
+ *                leave the gate alone), gc (the cull bit C:
  *                the admission's swap; a waiter that finds room in the
  *                active set and C set goes passive and clears C if it is
  *                a vCPU, a free choice here, and enters if it is a
@@ -68,12 +68,17 @@
  * here: a run of polls that all find the lock free ends as one poll at the
  * last of them, and a run that finds it held as one poll at that moment.
  *
- * Watching (Gate.watch) is the passive wait of a vCPU whose CPU would
- * idle otherwise; whether a waiter may watch (canWatch: a vCPU, no
- * runnable sibling, halt-polling on) is a free choice at each place the
- * code asks, and so is the end of a watch (a sibling became runnable, or
- * no look found the lock free for the window): a watcher may also watch
- * for ever. Its looks at the lock are one poll each, as stillFree's are.
+ * Watching (Gate.watch) is the passive wait of a waiter whose CPU would
+ * idle otherwise; whether a waiter may watch (canWatch: halt-polling on,
+ * and a vCPU with no runnable sibling or a goroutine of a program with no
+ * more Ps than CPUs) is a free choice at each place the code asks, and so
+ * are the end of a watch (a sibling became runnable, or no look found the
+ * lock free for the window) and the watcher's own fair admission (the
+ * bound has passed): a watcher may also watch for ever. Its looks at the
+ * lock are one poll each, as stillFree's are. While X is set, releases do
+ * not look at the gate (Waiting), and the lock's mark is a no-op here:
+ * the abstract lock's releases always look (ticket.pml checks the mark
+ * that the watcher sets again as it clears X).
  *
  * The model has no spurious wake-ups and no halt timeout: a waiter leaves
  * a halt only because it was kicked, so the liveness checks show that
@@ -293,7 +298,8 @@ active [NCPU] proctype g() {
 	byte hk = NONE; /* admit: the waiter that holds it, if any */
 	bit fair;    /* admit: by the fairness bound */
 	byte rc;     /* who called admit: 0 a release, 1 the re-check, 2 a
-	              * watcher's look, 3 unwatch */
+	              * watcher's look, 3 unwatch, 4 the watcher's fair
+	              * admission */
 	bit watching; /* we set X as we counted ourselves passive */
 	byte rounds;
 
@@ -439,11 +445,25 @@ watchloop:
 watchlooked:
 	if
 	:: padm[me] -> goto unwatch
+	:: else -> skip
+	fi;
+	/* X turns the releases away: the watcher admits itself by the
+	 * fairness bound */
+	if /* step: gate-watch-fair */
+	:: rc = 4; fair = 1; goto admit /* nobody admitted for FairBound */
+	:: skip
+	fi;
+watchfaired:
+	if
+	:: padm[me] -> goto unwatch
 	:: goto watchloop
 	:: goto unwatch /* a sibling runnable, or the window without a free look */
 	fi;
 unwatch:
 	atomic { assert(gx && gxo == me); gx = 0; gxo = NONE } /* step: gate-watch-clear */
+	/* Gated.MarkPassive again: a no-op for a lock whose every release
+	 * looks at the gate (ticket.pml checks the ticket lock's mark) */
+	skip; /* step: gate-watch-mark */
 #ifndef MUT_NO_WATCH_RECHECK
 	if /* step: gate-watch-recheck */
 	:: !held -> rc = 3; goto admit
@@ -457,20 +477,21 @@ unwatched:
 	fi;
 
 released:
-	/* Gate.Released, by a release that found passive waiters (Waiting)
-	 * after the release: one load of the state picks the case */
+	/* Gate.Released, by a release that found passive waiters and no
+	 * watcher (Waiting) after the release: one load of the state picks
+	 * the case */
 	atomic {
 		if
-		:: gpas == 0 || gw -> goto unlocked /* none, or one on its way in */
+		:: gpas == 0 || gw || gx -> goto unlocked /* none, one on its way in, or a watcher */
 		:: else -> skip
 		fi;
 		if
 #ifdef MUT_NO_DRAIN
-		:: gact == 0 && !gx -> goto unlocked /* step: gate-admit-drained */
+		:: gact == 0 -> goto unlocked /* step: gate-admit-drained */
 #else
-		:: gact == 0 && !gx -> fair = 0 /* step: gate-admit-drained */
+		:: gact == 0 -> fair = 0 /* step: gate-admit-drained */
 #endif
-		:: gact != 0 || gx ->
+		:: gact != 0 ->
 			if
 			:: fair = 1 /* step: gate-admit-fair */
 			:: goto unlocked /* no clock look, or the bound has not passed */
@@ -513,6 +534,7 @@ admitdone:
 	:: rc == 1 -> atomic { rc = 0; fair = 0; h = 0 } goto rechecked
 	:: rc == 2 -> atomic { rc = 0; fair = 0; h = 0 } goto watchlooked
 	:: rc == 3 -> atomic { rc = 0; fair = 0; h = 0 } goto unwatched
+	:: rc == 4 -> atomic { rc = 0; fair = 0; h = 0 } goto watchfaired
 	:: rc == 0 -> atomic { fair = 0; h = 0 } goto unlocked
 	fi;
 
@@ -532,7 +554,7 @@ cs:
 crit:
 #ifdef MUT_LOOK_FIRST
 	/* the look at the gate before the release */
-	atomic { incs--; rc = (gpas > 0) }
+	atomic { incs--; rc = (gpas > 0 && !gx) }
 	held = 0;
 	if
 	:: rc -> rc = 0; goto released
@@ -544,7 +566,7 @@ crit:
 	/* then the look at the gate (Waiting) */
 	atomic {
 		if
-		:: gpas > 0 -> goto released
+		:: gpas > 0 && !gx -> goto released
 		:: else -> round_done()
 		fi
 	}

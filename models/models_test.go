@@ -165,6 +165,7 @@ func checks() []check {
 		tRestrict, tFix, tFixDone,
 		mutant(tFix, "NO_MARK", "gate-set-flag", deadlock),
 		mutant(tFix, "CLEAR_PASSIVE", "clear-cas", deadlock),
+		mutant(tFix, "NO_WATCH_MARK", "gate-set-flag", deadlock),
 
 		gSafety, gDone, gNolost,
 		mutant(gDone, "NO_RECHECK", "gate-recheck", cycle),

@@ -34,7 +34,8 @@
  *           now := word.Add(INC)           release(): serve the next ticket,
  *                                            read flag in the same step
  *           if now has the flag:
- *   unlockSlow: passive := gate.Waiting()  unlock-gate-check: gpas > 0
+ *   unlockSlow: passive := gate.Waiting()  unlock-gate-check: gpas > 0,
+ *                                            and no watcher (gx)
  *     if nobody queued in prev and not     CAS: clears the flag only if no
  *     passive: CAS(released, &^ flag)        release and no ticket since
  *     else (or CAS failed), if queued or   kick(): token + FUTEX_WAKE
@@ -73,7 +74,13 @@
  * bound (a free choice), admits the oldest. gate.pml checks the gate's
  * own steps, the passive tickets and the halt and kick of a passive
  * waiter; here the tickets are one admission bit that any passive waiter
- * may take, and the halt is a wait for it. With CAP = NCPU,
+ * may take, and the halt is a wait for it. The first passive waiter may
+ * watch the lock (X, gx: a free choice, as canWatch is): while it does,
+ * Waiting reports false, so unlockSlow clears the flag, its mark, and
+ * leaves the gate alone; the watcher admits itself when a look finds the
+ * lock free, or by the fairness bound (a free choice), and when the watch
+ * ends it clears X, sets the flag again, and re-checks the lock before it
+ * waits. With CAP = NCPU,
  * the default, every locker is active, and the model is the unrestricted
  * lock; the checks of restriction use CAP = 1.
  *
@@ -123,6 +130,10 @@
  *                   snapshot and halted is never kicked.
  * With CAP = 1 and FIX_REMARK:
  *   MUT_NO_MARK     the passive waiter does not set the flag.
+ *   MUT_NO_WATCH_MARK  the watcher clears X and re-checks without setting
+ *                   the flag again: a release cleared it while X hid the
+ *                   passive waiters, and the release after the re-check
+ *                   no longer looks at the gate.
  *   MUT_CLEAR_PASSIVE  the clear-CAS ignores passive waiters, and the
  *                   release that cleared the flag returns.
  *
@@ -189,6 +200,7 @@ bit pub[NCPU];
 #endif
 byte gact;
 bit gw;
+bit gx; /* X: the first passive waiter watches the lock */
 byte gpas;
 bit gadm;
 
@@ -277,7 +289,9 @@ active [NCPU] proctype vcpu() {
 	bit found;   /* unlockSlow: Table.Kick found a waiter */
 	bit pv;      /* unlockSlow: passive waiters wait at the gate */
 	bit fair;    /* Gate.admit: by the fairness bound */
-	bit rc;      /* Gate.admit was called by the re-check (else by unlockSlow) */
+	byte rc;     /* who called Gate.admit: 0 unlockSlow, 1 the re-check, 2 the
+	              * watcher, 3 the re-check after the watch */
+	bit watching; /* we set X as we counted ourselves passive */
 	byte rounds;
 
 again:
@@ -306,7 +320,12 @@ again:
 	atomic {
 		if
 		:: gact < CAP -> gact++
-		:: else -> gpas++; goto passive
+		:: else ->
+			if /* Gate.firstWatch: the first passive waiter may watch */
+			:: gpas == 0 && !gx -> gx = 1; watching = 1
+			:: skip
+			fi;
+			gpas++; goto passive
 		fi
 	}
 queue:
@@ -458,7 +477,7 @@ unlockslow:
 	 * release. */
 	atomic { /* step: unlock-gate-check */
 		nx = (ps % HMOD + INC) % HMOD;
-		pv = (gpas > 0)
+		pv = (gpas > 0 && !gx)
 	}
 #ifdef MUT_BLINDCLEAR
 	if
@@ -506,7 +525,7 @@ remark:
 	/* the flag is cleared: look at the gate again, and if a passive
 	 * waiter counted itself since the first look, its mark may be the
 	 * flag just cleared: set it again and let the gate admit */
-	atomic { pv = (gpas > 0); if :: !pv -> goto unlocked :: else -> skip fi }
+	atomic { pv = (gpas > 0 && !gx); if :: !pv -> goto unlocked :: else -> skip fi }
 	word = word | HMOD;
 #endif
 kicked:
@@ -514,7 +533,7 @@ kicked:
 	 * state picks the case */
 	atomic { /* step: unlock-gate */
 		if
-		:: !pv || gpas == 0 || gw -> goto unlocked /* none, or one on its way in */
+		:: !pv || gpas == 0 || gw || gx -> goto unlocked /* none, one on its way in, or a watcher */
 		:: else -> skip
 		fi;
 		if
@@ -539,8 +558,10 @@ admit:
 	gadm = 1;
 admitted:
 	if
-	:: rc -> atomic { rc = 0; fair = 0 } goto rechecked
-	:: else -> fair = 0; goto unlocked
+	:: rc == 1 -> atomic { rc = 0; fair = 0 } goto rechecked
+	:: rc == 2 -> atomic { rc = 0; fair = 0 } goto watchlooked
+	:: rc == 3 -> atomic { rc = 0; fair = 0 } goto passivehalt
+	:: rc == 0 -> fair = 0; goto unlocked
 	fi;
 
 kicknext:
@@ -598,6 +619,11 @@ passive:
 	:: else -> skip
 	fi;
 rechecked:
+	if
+	:: watching -> goto watchloop
+	:: else -> skip
+	fi;
+passivehalt:
 	/* the halt ends when a ticket is admitted (gate.pml: the admitter's
 	 * kick always comes) */
 	atomic { gadm -> gadm = 0 }
@@ -610,6 +636,37 @@ rechecked:
 		gact++
 	}
 	goto queue;
+
+watchloop:
+	/* Gate.watch: X set, releases leave the gate alone. A look that finds
+	 * the lock free admits the oldest; so does the fairness bound. */
+	if
+	:: gadm -> goto unwatch /* admitted */
+	:: else -> skip
+	fi;
+	if /* the look */
+	:: (TAIL & ~1) == HEAD -> rc = 2; goto admit
+	:: else -> skip
+	fi;
+	if /* the fairness bound has passed, or not */
+	:: rc = 2; fair = 1; goto admit
+	:: skip
+	fi;
+watchlooked:
+	if
+	:: goto watchloop
+	:: goto unwatch /* a sibling runnable, or the window */
+	fi;
+unwatch:
+	/* Gate.unwatch: clear X, mark the lock again, re-check it */
+	atomic { assert(gx && watching); gx = 0; watching = 0 }
+#ifndef MUT_NO_WATCH_MARK
+	word = word | HMOD;
+#endif
+	if
+	:: (TAIL & ~1) == HEAD -> rc = 3; goto admit
+	:: else -> goto passivehalt
+	fi;
 end:
 	skip
 }

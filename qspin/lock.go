@@ -169,7 +169,7 @@ func (l *Lock) IsLocked() bool { return l.word.Load()&lockedMask != 0 }
 // bit or a queue tail is set (the kernel's queued_spin_is_contended), or
 // waiters wait at the gate. It is two atomic loads. A TAS lock keeps no record of its waiters and always
 // reports false.
-func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 || l.gate.Waiting() }
+func (l *Lock) IsContended() bool { return l.word.Load()&^lockedMask != 0 || l.gate.Passive() != 0 }
 
 // lockTAS is virt_spin_lock: wait for a free word, then try to take it.
 func (l *Lock) lockTAS() {

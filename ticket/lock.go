@@ -236,7 +236,7 @@ func (l *Lock) unlockOutlined(prev uint64) {
 func (l *Lock) IsContended() bool {
 	c := consts[l.mode]
 	head, tail := split(l.word.Load() &^ c.flag)
-	return tail-head > uint32(c.inc) || l.gate.Waiting()
+	return tail-head > uint32(c.inc) || l.gate.Passive() != 0
 }
 
 // IsLocked reports whether the lock is held.

@@ -41,11 +41,14 @@ import (
 //     with probability 1/fairCheck only, so that the bound costs a
 //     saturated lock's releases next to nothing.
 //
-// or by itself: the oldest passive waiter of a vCPU whose CPU would idle
-// otherwise watches the lock instead of halting (Gate.watch), and while it
-// does, drained releases leave it outside; it lets itself in once it finds
-// the lock left free. A saturated lock then stays with its running holder,
-// and its data in that CPU's cache, up to the fairness bound.
+// or by itself: the oldest passive waiter watches the lock instead of
+// halting (Gate.watch) if its CPU would idle otherwise: a vCPU with no
+// other vCPU runnable on its CPU, or a goroutine of a program that has no
+// more Ps than CPUs. While it watches, releases leave the gate alone; it
+// lets itself in once it finds the lock left free, and keeps the fairness
+// bound itself. A saturated lock then stays with its running holder, and
+// its data in that CPU's cache, up to the fairness bound, and the holder's
+// releases cost what they cost with nobody waiting.
 //
 // Every admission is a swap for vCPUs (Dice's Malthusian culling): it
 // sets C, and the next vCPU that would enter the active set goes passive
@@ -89,12 +92,13 @@ import (
 //	         active.
 //	X        watching: the oldest passive waiter runs on a CPU that would
 //	         idle otherwise and watches the lock (Gate.watch). While it is
-//	         set, a release that finds no active waiter admits nobody: the
-//	         watcher lets itself in once the lock stays free, so a lock
-//	         that its running holder takes again at once stays on the
-//	         holder's CPU. X is set by a CAS that finds it clear, and
-//	         cleared only by the waiter that set it (Gate.unwatch), which
-//	         then looks at the lock for the releases it turned away.
+//	         set, releases leave the gate alone (Waiting reports false):
+//	         the watcher lets itself in once the lock stays free, so a
+//	         lock that its running holder takes again at once stays on the
+//	         holder's CPU, and it admits itself by the fairness bound. X is
+//	         set by a CAS that finds it clear, and cleared only by the
+//	         waiter that set it (Gate.unwatch), which then marks the lock
+//	         and looks at it for the releases it turned away.
 //	C        cull: a passive waiter was admitted, and the next vCPU that
 //	         finds room in the active set goes passive instead (it clears
 //	         C in the CAS that counts it passive; goroutines pay no heed
@@ -181,9 +185,14 @@ type Gate struct {
 // (gate, passive ticket).
 var passiveWaiters kick.Table
 
-// Waiting reports whether passive waiters wait at the gate: one load,
-// small enough for an inlined unlock path.
-func (g *Gate) Waiting() bool { return g.state.Load() >= passiveOne }
+// Waiting reports whether a release must call Released: passive waiters
+// wait at the gate, and none of them watches the lock (X), which leaves
+// the releases nothing to do. It is one load, small enough for an inlined
+// unlock path.
+func (g *Gate) Waiting() bool {
+	s := g.state.Load()
+	return s >= passiveOne && s&watchBit == 0
+}
 
 // Active returns the number of active waiters.
 func (g *Gate) Active() uint32 { return g.state.Load() & activeMask }
@@ -318,15 +327,22 @@ func (g *Gate) firstWatch(s uint32, w *kick.Waiter) uint32 {
 }
 
 // canWatch reports whether a passive waiter with waiter w may watch the
-// lock rather than halt (Gate.watch): it is a vCPU, halt-polling is on,
-// and no other vCPU is runnable on its CPU.
+// lock rather than halt (Gate.watch): halt-polling is on, and the waiter's
+// CPU would idle otherwise. For a vCPU, that is when no other vCPU is
+// runnable on its CPU. For a goroutine that is not a vCPU, it is when its
+// program has no more Ps (GOMAXPROCS) than CPUs: then its P has a CPU of
+// its own, and the watcher takes CPU time from no goroutine of its
+// program; it yields its P between looks to any goroutine that is
+// runnable there.
 func canWatch(w *kick.Waiter) bool {
-	if w == nil {
+	if window, _ := kick.HaltPoll(); window <= 0 {
 		return false
 	}
+	if w == nil || Of(w) == nil {
+		return runtime.GOMAXPROCS(0) <= runtime.NumCPU()
+	}
 	d := w.Domain()
-	window, _ := kick.HaltPoll()
-	return d != nil && window > 0 && !d.Contended() && Of(w) != nil
+	return d != nil && !d.Contended()
 }
 
 // wait is the passive wait of a caller that has just counted itself
@@ -426,19 +442,22 @@ func stillFree(lk Gated) bool {
 // at its next write, so the looks are kept a few percent of its time.
 const watchInterval = int64(20 * time.Microsecond)
 
-// watch is the passive wait of the oldest passive waiter p on a vCPU whose
-// CPU would idle otherwise: rather than halt, it watches the lock, with X
-// set so that releases leave it outside, and lets itself in once the lock
-// stays free (stillFree). A saturated lock whose running holder takes it
-// again at once so stays on the holder's CPU, its data in that CPU's
-// cache, as sync.Mutex's lock does while its woken waiter is still on its
-// way; a lock its holder leaves alone is taken over within a look.
+// watch is the passive wait of the oldest passive waiter p whose CPU
+// would idle otherwise (canWatch): rather than halt, it watches the lock,
+// with X set so that releases leave the gate alone, and lets itself in
+// once the lock stays free (stillFree). A saturated lock whose running
+// holder takes it again at once so stays on the holder's CPU, its data in
+// that CPU's cache, and the holder's releases skip the gate, as
+// sync.Mutex's holder runs on while its woken waiter is still on its way;
+// a lock its holder leaves alone is taken over within a look. Since X
+// turns releases away, the watcher keeps the fairness bound itself: it
+// admits itself once nobody has been admitted for FairBound.
 //
-// The watch ends, X cleared, when the waiter is admitted (a fair
-// admission by a release, or its own), when another vCPU becomes runnable
-// on its CPU, or when no look has found the lock free for the halt-poll
-// ceiling (pvlock.Policy.HaltPoll, 0 turns watching off): a lock held that
-// long is in a long critical section, for which a halt is the better wait.
+// The watch ends, X cleared, when the waiter is admitted (by the bound,
+// or by its own look), when another vCPU becomes runnable on its CPU, or
+// when no look has found the lock free for the halt-poll ceiling
+// (pvlock.Policy.HaltPoll, 0 turns watching off): a lock held that long
+// is in a long critical section, for which a halt is the better wait.
 // The waiter then halts as every passive waiter does. set says that the
 // caller set X as it counted itself passive (Gate.firstWatch). It reports
 // whether p was admitted.
@@ -488,15 +507,26 @@ func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEven
 				}
 			}
 		}
-		if d.Contended() || Now()-lastFree >= int64(window) {
+		if Now()-g.last.Load() >= FairBound {
+			// step: gate-watch-fair
+			g.admit(w, p, st, ev, ev.AdmittedFair, true)
+			if g.admitted(p) {
+				break
+			}
+		}
+		if d != nil && d.Contended() || Now()-lastFree >= int64(window) {
 			break
 		}
 		// Between looks only the domain's own line is read: a sibling that
 		// becomes runnable ends the watch within a few microseconds.
-		for next := Now() + watchInterval; Now() < next && !d.Contended(); {
+		for next := Now() + watchInterval; Now() < next && !(d != nil && d.Contended()); {
 			relax.Pause(relax.MaxPause)
 		}
-		v.poll() // acknowledge cross-vCPU calls, as a spinner does
+		if v != nil {
+			v.poll() // acknowledge cross-vCPU calls, as a spinner does
+		} else {
+			runtime.Gosched() // the P's other goroutines run first
+		}
 		CheckSpin()
 	}
 	g.unwatch(lk, w, p, st, ev)
@@ -504,11 +534,17 @@ func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEven
 }
 
 // unwatch clears X, which the caller set, and takes over what the
-// releases X turned away would have done: if the lock is free, it admits
-// the oldest passive waiter.
+// releases X turned away would have done: it marks the lock again, and if
+// the lock is free, it admits the oldest passive waiter.
 func (g *Gate) unwatch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEvents) {
 	// step: gate-watch-clear
 	g.state.And(^watchBit)
+	// Lost wakeup, watch mark: while X hid the passive waiters (Waiting),
+	// a lock that looks at the gate only when marked (the ticket lock's
+	// slowpath flag) may have had its mark cleared by a release; mark it
+	// again, after X is cleared and before the re-check below.
+	// step: gate-watch-mark
+	lk.MarkPassive()
 	// Lost wakeup, watch: a release that found X set admitted nobody, and
 	// this load of the lock comes after X is cleared: either it sees the
 	// lock free, or the lock's next release sees X clear.
@@ -536,9 +572,13 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 		return false
 	case s&wokenBit != 0:
 		return true // the admitted waiter is on its way: admit nobody
-	case s&(activeMask|watchBit) == 0:
-		// A watcher (X) is left outside: it looks at the lock itself, and
-		// clears X only with a look after it (Gate.unwatch).
+	case s&watchBit != 0:
+		// A watcher (X) looks at the lock itself, keeps the fairness bound
+		// itself, and clears X only with a look after it (Gate.unwatch).
+		// A release comes here with X set only if it read the state
+		// before X was set, or was sent by the lock's mark.
+		return true
+	case s&activeMask == 0:
 		// step: gate-admit-drained
 		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false)
 	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:

@@ -17,8 +17,9 @@ import (
 // admitted waiters spin for it, and whose every release looks at the gate
 // (the queued lock's way).
 type gateLock struct {
-	word atomic.Uint32
-	gate Gate
+	word  atomic.Uint32
+	gate  Gate
+	marks atomic.Int32 // MarkPassive calls
 }
 
 var (
@@ -26,7 +27,7 @@ var (
 	gateTestEvents = GateEventsAt(3, HaltEvents{Timeouts: 1, LostWakeups: 2})
 )
 
-func (l *gateLock) MarkPassive() {}
+func (l *gateLock) MarkPassive() { l.marks.Add(1) }
 func (l *gateLock) Free() bool   { return l.word.Load() == 0 }
 
 func (l *gateLock) Lock() {
@@ -65,6 +66,10 @@ func gateEvents() map[string]uint64 {
 // passive waiter and halted, and the release that drains the active set
 // admits it: the state word counts it passive, then active, then gone.
 func TestGateParksSurplusWaiters(t *testing.T) {
+	// Only drained admissions here: a watcher stalled past the fairness
+	// bound would admit itself.
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
 	var l gateLock
 	before := gateEvents()
 	l.Lock()
@@ -102,6 +107,10 @@ func TestGateParksSurplusWaiters(t *testing.T) {
 // Passive waiters are admitted in the order they came, one at a time:
 // while an admitted waiter is on its way in (W), releases admit nobody.
 func TestGateAdmitsInOrderOneAtATime(t *testing.T) {
+	// Only drained admissions here: a watcher stalled past the fairness
+	// bound would admit itself.
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
 	var l gateLock
 	l.Lock()
 	go func() { l.Lock(); l.Unlock() }() // the active waiter
@@ -265,29 +274,181 @@ func TestGateStress(t *testing.T) {
 	}
 }
 
-// While the oldest passive waiter watches the lock (X), a release that
-// finds no active waiter admits nobody; the fairness bound still admits.
+// While the oldest passive waiter watches the lock (X), releases leave the
+// gate alone: Waiting reports false, and a release that comes to Released
+// anyway (it read the state before X was set, or the lock's mark sent it)
+// admits nobody, even past the fairness bound, which the watcher keeps
+// itself.
 func TestGateReleasedLeavesAWatcherOutside(t *testing.T) {
 	var g Gate
 	ev := &gateTestEvents
-	g.state.Store(passiveOne | watchBit) // one passive waiter, watching
-	g.tail.Store(1)
-	g.last.Store(Now()) // the fairness bound is far
-	for range 10 * fairCheck {
+	g.state.Store(2*passiveOne | watchBit) // two passive waiters, the oldest watching
+	g.tail.Store(2)
+	if g.Waiting() {
+		t.Error("Waiting reports true while the oldest passive waiter watches")
+	}
+	if g.Passive() != 2 {
+		t.Errorf("Passive %d, want 2", g.Passive())
+	}
+	g.last.Store(Now() - FairBound) // the fairness bound has passed
+	for range 100 * fairCheck {
 		if !g.Released(gateTestStats, ev) {
 			t.Fatal("Released reports no passive waiters")
 		}
 	}
-	if g.head.Load() != 0 || g.state.Load() != passiveOne|watchBit {
-		t.Fatalf("a release admitted the watcher: head %d, state %#x", g.head.Load(), g.state.Load())
+	if g.head.Load() != 0 || g.state.Load() != 2*passiveOne|watchBit {
+		t.Fatalf("a release admitted past the watcher: head %d, state %#x", g.head.Load(), g.state.Load())
 	}
-	g.last.Store(Now() - FairBound)
-	for i := 0; i < 100*fairCheck && g.head.Load() == 0; i++ {
-		g.Released(gateTestStats, ev)
+	g.state.Store(2 * passiveOne) // the watch is over
+	if !g.Waiting() {
+		t.Error("Waiting reports false with passive waiters and no watcher")
 	}
-	// The admission leaves X to the watcher, which clears it itself.
-	if g.head.Load() != 1 || g.state.Load() != wokenBit|watchBit {
-		t.Fatalf("past the fairness bound: head %d, state %#x; want 1, W and X", g.head.Load(), g.state.Load())
+}
+
+// withGoroutineWatch runs the test with as many Ps as CPUs, so that a
+// goroutine that waits outside may watch (canWatch), a halt-poll ceiling of
+// window and a fairness bound of bound; it returns the undo.
+func withGoroutineWatch(window time.Duration, bound time.Duration) func() {
+	procs := runtime.GOMAXPROCS(runtime.NumCPU())
+	max, adaptive := kick.HaltPoll()
+	kick.SetHaltPoll(window, false)
+	fair := FairBound
+	FairBound = int64(bound)
+	return func() {
+		FairBound = fair
+		kick.SetHaltPoll(max, adaptive)
+		runtime.GOMAXPROCS(procs)
+	}
+}
+
+// A goroutine that is not a vCPU, in a program with no more Ps than CPUs,
+// watches the lock when it waits outside, as a vCPU on an idle CPU does:
+// its holder's releases skip the gate, and once the holder leaves the lock
+// alone the watcher lets itself in, with no kick. With more Ps than CPUs
+// it halts instead, and the release admits it with a kick.
+func TestGateGoroutineWatches(t *testing.T) {
+	defer withGoroutineWatch(time.Hour, time.Hour)()
+	for _, tc := range []struct {
+		name   string
+		procs  int
+		watch  bool
+		events map[string]uint64
+	}{
+		{"procs=cpus", runtime.NumCPU(), true,
+			map[string]uint64{PassiveWatches: 1, PassiveKicks: 0, PassiveHalts: 0, AdmittedDrained: 1}},
+		{"procs>cpus", runtime.NumCPU() + 2, false,
+			map[string]uint64{PassiveWatches: 0, PassiveKicks: 1, PassiveHalts: 1, AdmittedDrained: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
+			var l gateLock
+			before := gateEvents()
+			l.Lock()
+			got := make(chan struct{})
+			go func() {
+				defer close(got)
+				l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+				l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+				for !l.word.CompareAndSwap(0, 1) {
+					relax.Pause(1)
+				}
+				l.gate.Leave()
+				l.Unlock()
+			}()
+			ev := PassiveHalts
+			if tc.watch {
+				ev = PassiveWatches
+			}
+			testkit.WaitFor(t, ev, func() bool { return gateEvents()[ev] > before[ev] })
+			if s := l.gate.state.Load(); s&watchBit != 0 != tc.watch || s>>passiveShift != 1 {
+				t.Fatalf("state %#x: want one passive waiter, watching %v", s, tc.watch)
+			}
+			if l.gate.Waiting() == tc.watch {
+				t.Errorf("Waiting %v with the passive waiter watching %v", l.gate.Waiting(), tc.watch)
+			}
+			l.Unlock()
+			testkit.Receive(t, got, 30*time.Second, "the passive goroutine did not take the lock")
+			testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
+			after := gateEvents()
+			for ev, want := range tc.events {
+				if d := after[ev] - before[ev]; d != want {
+					t.Errorf("%s: %d, want %d", ev, d, want)
+				}
+			}
+		})
+	}
+}
+
+// A watcher keeps the fairness bound itself, since X turns the releases
+// away: under a holder that keeps the lock, it admits itself once nobody
+// has been admitted for FairBound, and with no release at all.
+func TestGateWatcherKeepsTheFairnessBound(t *testing.T) {
+	defer withGoroutineWatch(time.Hour, 2*time.Millisecond)()
+	var l gateLock
+	before := gateEvents()
+	l.Lock()
+	admitted := make(chan struct{})
+	go func() {
+		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+		l.gate.Demote(&l, gateTestStats, &gateTestEvents) // returns once admitted
+		close(admitted)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		l.Unlock()
+	}()
+	testkit.Receive(t, admitted, 30*time.Second, "the watcher did not admit itself by the fairness bound")
+	if d := gateEvents()[AdmittedFair] - before[AdmittedFair]; d != 1 {
+		t.Errorf("fair admissions: %d, want 1", d)
+	}
+	if !l.word.CompareAndSwap(1, 1) {
+		t.Fatal("the lock was released meanwhile")
+	}
+	l.Unlock()
+	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == 0 })
+	if d := gateEvents()[PassiveWatches] - before[PassiveWatches]; d != 1 {
+		t.Errorf("watches: %d, want 1", d)
+	}
+}
+
+// A watch that finds the lock held for the whole halt-poll window ends in
+// a halt; as the watcher clears X it marks the lock again (a release
+// meanwhile may have cleared a mark that X made it skip), and the next
+// release admits it with a kick.
+func TestGateUnwatchMarksTheLock(t *testing.T) {
+	defer withGoroutineWatch(time.Millisecond, time.Hour)()
+	var l gateLock
+	before := gateEvents()
+	l.Lock()
+	got := make(chan struct{})
+	go func() {
+		defer close(got)
+		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the watch to end in a halt", func() bool {
+		return gateEvents()[PassiveHalts] > before[PassiveHalts]
+	})
+	if s := l.gate.state.Load(); s != passiveOne {
+		t.Fatalf("state %#x after the watch, want one passive waiter and no X", s)
+	}
+	// One mark as it went outside, one as it cleared X.
+	if m := l.marks.Load(); m != 2 {
+		t.Errorf("%d marks, want 2", m)
+	}
+	l.Unlock()
+	testkit.Receive(t, got, 30*time.Second, "the halted watcher was not admitted")
+	after := gateEvents()
+	for ev, want := range map[string]uint64{PassiveWatches: 1, PassiveKicks: 1, AdmittedDrained: 1} {
+		if d := after[ev] - before[ev]; d != want {
+			t.Errorf("%s: %d, want %d", ev, d, want)
+		}
 	}
 }
 
