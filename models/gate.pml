@@ -71,7 +71,8 @@
  * Watching (Gate.watch) is the passive wait of a waiter whose CPU would
  * idle otherwise; whether a waiter may watch (canWatch: halt-polling on,
  * and a vCPU with no runnable sibling or a goroutine of a program with no
- * more Ps than CPUs) is a free choice at each place the code asks, and so
+ * more Ps than CPUs that did not enter passive) is a free choice at each
+ * place the code asks, and so
  * are the end of a watch (a sibling became runnable, or no look found the
  * lock free for the window) and the watcher's own fair admission (the
  * bound has passed): a watcher may also watch for ever. Its looks at the

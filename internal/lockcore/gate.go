@@ -237,9 +237,9 @@ func culls(w *kick.Waiter, limit uint32) bool {
 
 // EnterPassive is Enter for a caller that has already found its way
 // barred once, a reader of an RWLock that found a writer: a goroutine
-// (not a vCPU) waits outside whenever the lock is held, and is admitted
-// by the release, as a reader of sync.RWMutex sleeps until the writer's
-// Unlock. Its goroutine's processor meanwhile runs the lock's holder, on
+// (not a vCPU) waits outside whenever the lock is held, asleep (it does
+// not watch), and is admitted by the release, as a reader of sync.RWMutex
+// sleeps until the writer's Unlock. Its goroutine's processor meanwhile runs the lock's holder, on
 // a warm cache and without a second CPU writing the lock's line. A vCPU
 // enters as with Enter.
 func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
@@ -272,7 +272,10 @@ func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit 
 			// step: gate-cull
 			c = cullBit
 		}
-		x = g.firstWatch(s, w)
+		x = 0
+		if limit != 0 {
+			x = g.firstWatch(s, w)
+		}
 		if g.state.CompareAndSwap(s, s-c+passiveOne|x) {
 			break
 		}
@@ -283,7 +286,9 @@ func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit 
 	if s < passiveOne {
 		g.last.Store(Now()) // the first to wait: the bound starts now
 	}
-	g.wait(lk, st, ev, x != 0)
+	// A goroutine with no active place (EnterPassive) sleeps; it never
+	// watches.
+	g.wait(lk, st, ev, x != 0, limit != 0)
 	return true
 }
 
@@ -310,7 +315,7 @@ func (g *Gate) Demote(lk Gated, st *Stats, ev *GateEvents) {
 	if s < passiveOne {
 		g.last.Store(Now()) // the only passive waiter: the bound starts now
 	}
-	g.wait(lk, st, ev, x != 0)
+	g.wait(lk, st, ev, x != 0, true)
 }
 
 // firstWatch returns X if a caller with waiter w that finds the gate in
@@ -346,8 +351,9 @@ func canWatch(w *kick.Waiter) bool {
 }
 
 // wait is the passive wait of a caller that has just counted itself
-// passive, and set X if watching.
-func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching bool) {
+// passive, and set X if watching; mayWatch false keeps a caller that did
+// not from watching later.
+func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching, mayWatch bool) {
 	// step: gate-ticket
 	p := g.tail.Add(1) - 1
 	w := kick.Get()
@@ -383,7 +389,7 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching bool) {
 			break
 		}
 		// step: gate-watch
-		admitted := g.watch(lk, w, p, st, ev, watching)
+		admitted := (watching || mayWatch) && g.watch(lk, w, p, st, ev, watching)
 		watching = false // X is not ours once watch returns
 		if admitted {
 			break

@@ -324,8 +324,9 @@ func withGoroutineWatch(window time.Duration, bound time.Duration) func() {
 // A goroutine that is not a vCPU, in a program with no more Ps than CPUs,
 // watches the lock when it waits outside, as a vCPU on an idle CPU does:
 // its holder's releases skip the gate, and once the holder leaves the lock
-// alone the watcher lets itself in, with no kick. With more Ps than CPUs
-// it halts instead, and the release admits it with a kick.
+// alone the watcher lets itself in, with no kick. With more Ps than CPUs,
+// or when it entered with no active place (EnterPassive), it halts
+// instead, and the release admits it with a kick.
 func TestGateGoroutineWatches(t *testing.T) {
 	defer withGoroutineWatch(time.Hour, time.Hour)()
 	for _, tc := range []struct {
@@ -338,6 +339,10 @@ func TestGateGoroutineWatches(t *testing.T) {
 			map[string]uint64{PassiveWatches: 1, PassiveKicks: 0, PassiveHalts: 0, AdmittedDrained: 1}},
 		{"procs>cpus", runtime.NumCPU() + 2, false,
 			map[string]uint64{PassiveWatches: 0, PassiveKicks: 1, PassiveHalts: 1, AdmittedDrained: 1}},
+		// A goroutine that enters with no active place sleeps, as a
+		// reader of sync.RWMutex does behind a writer.
+		{"enter-passive", runtime.NumCPU(), false,
+			map[string]uint64{PassiveWatches: 0, PassiveKicks: 1, PassiveHalts: 1, AdmittedDrained: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(tc.procs))
@@ -347,8 +352,12 @@ func TestGateGoroutineWatches(t *testing.T) {
 			got := make(chan struct{})
 			go func() {
 				defer close(got)
-				l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
-				l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+				if tc.name == "enter-passive" {
+					l.gate.EnterPassive(&l, gateTestStats, &gateTestEvents, true)
+				} else {
+					l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+					l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+				}
 				for !l.word.CompareAndSwap(0, 1) {
 					relax.Pause(1)
 				}
