@@ -52,6 +52,29 @@ func (l *gateLock) Unlock() {
 	}
 }
 
+// lockOutside locks l, held by the caller, from a new goroutine that waits
+// outside the gate: entered with no active place if passive, else active
+// at first and then demoted, as qspin's contender is after its spin. The
+// goroutine unlocks at once, and the channel is closed when it is done.
+func (l *gateLock) lockOutside(passive bool) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if passive {
+			l.gate.EnterPassive(l, gateTestStats, &gateTestEvents, true)
+		} else {
+			l.gate.Enter(l, gateTestStats, &gateTestEvents, true)
+			l.gate.Demote(l, gateTestStats, &gateTestEvents)
+		}
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		l.Unlock()
+	}()
+	return done
+}
+
 // gateEvents returns the test lock's event counts by name.
 func gateEvents() map[string]uint64 {
 	out := map[string]uint64{}
@@ -349,21 +372,7 @@ func TestGateGoroutineWatches(t *testing.T) {
 			var l gateLock
 			before := gateEvents()
 			l.Lock()
-			got := make(chan struct{})
-			go func() {
-				defer close(got)
-				if tc.name == "enter-passive" {
-					l.gate.EnterPassive(&l, gateTestStats, &gateTestEvents, true)
-				} else {
-					l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
-					l.gate.Demote(&l, gateTestStats, &gateTestEvents)
-				}
-				for !l.word.CompareAndSwap(0, 1) {
-					relax.Pause(1)
-				}
-				l.gate.Leave()
-				l.Unlock()
-			}()
+			got := l.lockOutside(tc.name == "enter-passive")
 			ev := PassiveHalts
 			if tc.watch {
 				ev = PassiveWatches
@@ -430,17 +439,7 @@ func TestGateUnwatchMarksTheLock(t *testing.T) {
 	var l gateLock
 	before := gateEvents()
 	l.Lock()
-	got := make(chan struct{})
-	go func() {
-		defer close(got)
-		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
-		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
-		for !l.word.CompareAndSwap(0, 1) {
-			relax.Pause(1)
-		}
-		l.gate.Leave()
-		l.Unlock()
-	}()
+	got := l.lockOutside(false)
 	testkit.WaitFor(t, "the watch to end in a halt", func() bool {
 		return gateEvents()[PassiveHalts] > before[PassiveHalts]
 	})
