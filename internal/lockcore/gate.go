@@ -239,9 +239,9 @@ func culls(w *kick.Waiter, limit uint32) bool {
 // barred once, a reader of an RWLock that found a writer: a goroutine
 // (not a vCPU) waits outside whenever the lock is held, asleep (it does
 // not watch), and is admitted by the release, as a reader of sync.RWMutex
-// sleeps until the writer's Unlock. Its goroutine's processor meanwhile runs the lock's holder, on
-// a warm cache and without a second CPU writing the lock's line. A vCPU
-// enters as with Enter.
+// sleeps until the writer's Unlock. Its goroutine's processor meanwhile
+// runs the lock's holder, on a warm cache and without a second CPU
+// writing the lock's line. A vCPU enters as with Enter.
 func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool) bool {
 	w := kick.Current()
 	return g.enter(lk, w, st, ev, capacity(w, restricted, true))
