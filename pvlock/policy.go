@@ -46,7 +46,12 @@ type Policy struct {
 	// every poll may last HaltPoll. Either way a vCPU polls only while its
 	// CPU would otherwise idle: no other vCPU homed there is runnable. The
 	// default is adaptive with a 200 µs ceiling (kick.DefaultHaltPoll).
-	// Goroutines that are not vCPUs never halt-poll: they park.
+	// Goroutines that are not vCPUs never halt-poll: they park. HaltPoll
+	// also bounds the watch of a lock's oldest passive waiter (concurrency
+	// restriction): a vCPU whose CPU would idle otherwise, or a goroutine
+	// of a program with no more Ps than CPUs, watches the lock instead of
+	// halting until no look has found it free for HaltPoll; 0 turns
+	// watching off as well.
 	HaltPoll time.Duration
 	// HaltPollAdaptive lets each vCPU adapt its halt-poll window (see
 	// HaltPoll).
