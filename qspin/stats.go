@@ -145,14 +145,17 @@ const (
 	// PassiveKicks counts admissions that kicked a halted passive waiter.
 	PassiveKicks = lockcore.PassiveKicks
 	// AdmittedDrained counts passive waiters admitted by a release that
-	// found no active waiter.
+	// found no active waiter, or by a watcher that found the lock left
+	// free.
 	AdmittedDrained = lockcore.AdmittedDrained
-	// AdmittedFair counts passive waiters admitted by the fairness bound
-	// while active waiters remained.
+	// AdmittedFair counts passive waiters admitted by the fairness bound:
+	// by a release while active waiters remained, or by a watcher itself.
 	AdmittedFair = lockcore.AdmittedFair
-	// PassiveWatches counts passive waits of vCPUs that watched the lock
-	// while their CPU would have idled, rather than halt: releases left
-	// them outside until the lock stayed free, or the fairness bound.
+	// PassiveWatches counts passive waits that watched the lock while the
+	// waiter's CPU would have idled, rather than halt (a vCPU with no
+	// runnable sibling, or a goroutine of a program with no more Ps than
+	// CPUs): releases left them outside until the lock stayed free, or
+	// the fairness bound.
 	PassiveWatches = lockcore.PassiveWatches
 	// PassiveCulls counts passive waits of vCPUs that found room among
 	// the active waiters but went outside in exchange for a passive

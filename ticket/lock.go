@@ -362,7 +362,10 @@ func (l *Lock) unlockSlow(prev uint64) {
 	queued := !free(released, pvInc) // ticket next is taken: its holder may have halted
 	// Lost wakeup, gate: read after the release. A passive waiter counts
 	// itself before gate-set-flag and its re-check, so one we miss here
-	// sees the lock free.
+	// sees the lock free. While the oldest passive waiter watches the lock
+	// (X), Waiting reports false and clear-cas below may erase the passive
+	// waiters' mark: the watcher sets the flag again as it stops watching
+	// (lockcore's gate-watch-mark), before it re-checks the lock.
 	// step: unlock-gate-check
 	passive := l.gate.Waiting()
 	if !queued && !passive {

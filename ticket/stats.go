@@ -74,9 +74,9 @@ const (
 	PassiveHalts       = lockcore.PassiveHalts       // halts of those waiters
 	PassiveSpurious    = lockcore.PassiveSpurious    // wake-ups of a passive waiter that had not been admitted
 	PassiveKicks       = lockcore.PassiveKicks       // admissions that kicked a halted passive waiter
-	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket
-	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound while others held tickets
-	PassiveWatches     = lockcore.PassiveWatches     // passive waits of vCPUs that watched the lock, their CPU otherwise idle, rather than halt
+	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket, or by a watcher that found the lock left free
+	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound, by a release while others held tickets or by a watcher itself
+	PassiveWatches     = lockcore.PassiveWatches     // passive waits that watched the lock, their CPU otherwise idle, rather than halt (vCPUs, and goroutines when GOMAXPROCS <= NumCPU)
 	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted
 )
 

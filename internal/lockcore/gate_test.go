@@ -353,18 +353,19 @@ func withGoroutineWatch(window time.Duration, bound time.Duration) func() {
 func TestGateGoroutineWatches(t *testing.T) {
 	defer withGoroutineWatch(time.Hour, time.Hour)()
 	for _, tc := range []struct {
-		name   string
-		procs  int
-		watch  bool
-		events map[string]uint64
+		name    string
+		procs   int
+		passive bool // enters with no active place (EnterPassive)
+		watch   bool
+		events  map[string]uint64
 	}{
-		{"procs=cpus", runtime.NumCPU(), true,
+		{"procs=cpus", runtime.NumCPU(), false, true,
 			map[string]uint64{PassiveWatches: 1, PassiveKicks: 0, PassiveHalts: 0, AdmittedDrained: 1}},
-		{"procs>cpus", runtime.NumCPU() + 2, false,
+		{"procs>cpus", runtime.NumCPU() + 2, false, false,
 			map[string]uint64{PassiveWatches: 0, PassiveKicks: 1, PassiveHalts: 1, AdmittedDrained: 1}},
 		// A goroutine that enters with no active place sleeps, as a
 		// reader of sync.RWMutex does behind a writer.
-		{"enter-passive", runtime.NumCPU(), false,
+		{"enter-passive", runtime.NumCPU(), true, false,
 			map[string]uint64{PassiveWatches: 0, PassiveKicks: 1, PassiveHalts: 1, AdmittedDrained: 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,7 +373,7 @@ func TestGateGoroutineWatches(t *testing.T) {
 			var l gateLock
 			before := gateEvents()
 			l.Lock()
-			got := l.lockOutside(tc.name == "enter-passive")
+			got := l.lockOutside(tc.passive)
 			ev := PassiveHalts
 			if tc.watch {
 				ev = PassiveWatches

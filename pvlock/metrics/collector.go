@@ -153,7 +153,7 @@ var lockMetrics = newLockMetrics([]lockCounter{
 	},
 	{
 		desc: newDesc("passive_watches_total", lockLabels,
-			"Passive waits of vCPUs that watched the lock while their CPU would otherwise have idled, rather than halt: releases left them outside until the lock stayed free or the fairness bound admitted them (concurrency restriction)."),
+			"Passive waits that watched the lock while the waiter's CPU would otherwise have idled (a vCPU with no runnable sibling, or a goroutine of a program with no more Ps than CPUs), rather than halt: releases left them outside until the lock stayed free or the fairness bound admitted them (concurrency restriction)."),
 		event: lockcore.PassiveWatches,
 	},
 	{
@@ -225,7 +225,7 @@ var descs = struct {
 	lockEvents: newDesc("lock_events_total", eventLabels,
 		"Events of locks other than qspin that no other pvlock metric exports."),
 	admissions: newDesc("passive_admissions_total", causeLabels,
-		"Passive waiters admitted back into the lock: by a release that found no active waiter, or by a watching waiter that found the lock left free (cause=drained), or by the fairness bound (cause=fair)."),
+		"Passive waiters admitted back into the lock: by a release that found no active waiter, or by a watching waiter that found the lock left free (cause=drained), or by the fairness bound, by a release or by a watcher itself (cause=fair)."),
 	passive: newDesc("passive_waiters", lockLabels,
 		"Waiters waiting outside the lock now (passive waits begun less admissions), summed over the locks of the kind and mode."),
 	haltDuration: newDesc("halt_duration_seconds", lockLabels,

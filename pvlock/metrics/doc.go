@@ -69,8 +69,9 @@
 // (pvlock.Policy.Restrict): waits outside a saturated lock, with no ticket
 // taken or queue node linked, and the halts, kicks and wake-ups of those
 // waiters, which the halt, kick and wake-up metrics include, as the vCPUs'
-// own counters do; pvlock_passive_watches_total counts those of vCPUs that
-// watched the lock from an otherwise idle CPU instead of halting, and
+// own counters do; pvlock_passive_watches_total counts those that watched
+// the lock from an otherwise idle CPU instead of halting (vCPUs, and
+// goroutines of a program with no more Ps than CPUs), and
 // pvlock_passive_culls_total those of vCPUs that found room among the
 // active waiters but went outside in exchange for an admitted one. Two more
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
