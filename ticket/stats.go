@@ -32,7 +32,7 @@ const (
 	evSpurious                  // woke without a kick
 	evTimeouts                  // a halt hit the watchdog timeout
 	evLostWakeups               // timed out although our ticket was served, and no kick followed
-	evReleasedSlow              // unlocks that found the slowpath flag
+	evReleasedSlow              // unlocks that found the slowpath flag, one in releasedSlowSample counted
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
 	evGate                      // the gate's events from here on (lockcore.WithGateEvents)
@@ -67,7 +67,7 @@ const (
 	SpuriousWakeups    = lockcore.SpuriousWakeups    // halts that ended without a kick
 	HaltTimeouts       = lockcore.HaltTimeouts       // halts ended by the pvlock.Policy.HaltTimeout watchdog
 	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served and whose kick did not come within another watchdog period
-	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag
+	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag, estimated from one release in 16 (by its ticket), each counting 16
 	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
 	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up
 	PassiveWaits       = lockcore.PassiveWaits       // waits outside the lock, without a ticket, while it was saturated (concurrency restriction)

@@ -128,7 +128,7 @@ var lockMetrics = newLockMetrics([]lockCounter{
 	},
 	{
 		desc: newDesc("slow_releases_total", lockLabels,
-			"Unlocks that found the slow-path flag set (released_slow)."),
+			"Unlocks that found the slow-path flag set (released_slow), estimated from a sample of one ticket in 16."),
 		event: lockcore.ReleasedSlow,
 	},
 	{

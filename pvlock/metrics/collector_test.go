@@ -90,7 +90,7 @@ pvlock_lost_wakeups_total{lock="ticket",mode="metricstest",name=""} 1
 # HELP pvlock_slow_releases_kicked_total Slow unlocks that kicked a halted waiter (released_slow_kicked).
 # TYPE pvlock_slow_releases_kicked_total counter
 pvlock_slow_releases_kicked_total{lock="ticket",mode="metricstest",name=""} 3
-# HELP pvlock_slow_releases_total Unlocks that found the slow-path flag set (released_slow).
+# HELP pvlock_slow_releases_total Unlocks that found the slow-path flag set (released_slow), estimated from a sample of one ticket in 16.
 # TYPE pvlock_slow_releases_total counter
 pvlock_slow_releases_total{lock="ticket",mode="metricstest",name=""} 6
 # HELP pvlock_slowpath_entries_total Entries into the lock's slow path (ticket: taken_slow; qspin: lock_slowpath).

@@ -100,7 +100,9 @@
 // threshold, once per wait.
 //
 // The slow-path names are the kernel's PV ticketlock counters (taken_slow,
-// taken_slow_pickup, released_slow, released_slow_kicked). A qspin lock
+// taken_slow_pickup, released_slow, released_slow_kicked);
+// pvlock_slow_releases_total is estimated from a sample of one release in
+// 16, picked by ticket, each counting 16. A qspin lock
 // enters its slow path on any contention (the kernel's lock_slowpath), a
 // ticket lock only when a waiter is about to halt. pvlock_lost_wakeups_total
 // counts halts that hit the watchdog although the waiter's turn had come; it
