@@ -350,11 +350,10 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 // releasedSlowSample is the sample of slow releases that are counted
 // (ReleasedSlow): the release whose new head is a multiple of
 // releasedSlowSample tickets counts releasedSlowSample, the others count
-// nothing. While passive waiters wait at the gate, every release runs
-// unlockSlow, and a count of each would add an atomic read-modify-write,
-// on a line shared with the other CPU's releases, to every release of a
-// saturated lock: about a quarter of the time of Go's tight Mutex
-// loop at 8 Ps.
+// nothing. While passive waiters sleep at the gate, their mark keeps the
+// flag set and every release runs unlockSlow; a count of each would add
+// an atomic read-modify-write to every release of a saturated lock, about
+// a quarter of the time of Go's tight Mutex loop at 8 Ps.
 const releasedSlowSample = 16
 
 // unlockSlow runs when the released word carried the slowpath flag (the
