@@ -356,6 +356,10 @@ func (l *Lock) halt(ticket uint32, st *lockcore.Stats) bool {
 // a quarter of the time of Go's tight Mutex loop at 8 Ps.
 const releasedSlowSample = 16
 
+// The sample is taken with a mask of the ticket: releasedSlowSample must be
+// a power of two, or this fails to compile.
+var _ = [1]struct{}{}[releasedSlowSample&(releasedSlowSample-1)]
+
 // unlockSlow runs when the released word carried the slowpath flag (the
 // kernel's __ticket_unlock_slowpath), so only for a PV lock. prev is the
 // word before the release. The flag is cleared only by a CAS against the

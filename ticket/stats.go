@@ -32,7 +32,7 @@ const (
 	evSpurious                  // woke without a kick
 	evTimeouts                  // a halt hit the watchdog timeout
 	evLostWakeups               // timed out although our ticket was served, and no kick followed
-	evReleasedSlow              // unlocks that found the slowpath flag, one in releasedSlowSample counted
+	evReleasedSlow              // unlocks that found the slowpath flag, sampled: see releasedSlowSample
 	evReleasedSlowKicked        // slow unlocks that kicked a halted waiter
 	evHaltEarly                 // waiters that halted before the threshold: the head was waking
 	evGate                      // the gate's events from here on (lockcore.WithGateEvents)
@@ -68,7 +68,7 @@ const (
 	HaltTimeouts       = lockcore.HaltTimeouts       // halts ended by the pvlock.Policy.HaltTimeout watchdog
 	LostWakeups        = lockcore.LostWakeups        // of those, halts of a waiter whose ticket was served and whose kick did not come within another watchdog period
 	ReleasedSlow       = lockcore.ReleasedSlow       // unlocks that found the slowpath flag, estimated from one release in 16 (by its ticket), each counting 16
-	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter
+	ReleasedSlowKicked = lockcore.ReleasedSlowKicked // of those, unlocks that kicked a halted waiter, counted exactly (so over a short span it may exceed the estimate of ReleasedSlow)
 	HaltEarly          = lockcore.HaltEarly          // halts before the spin threshold: the ticket served was a waiter's still waking up
 	PassiveWaits       = lockcore.PassiveWaits       // waits outside the lock, without a ticket, while it was saturated (concurrency restriction)
 	PassiveHalts       = lockcore.PassiveHalts       // halts of those waiters
