@@ -78,6 +78,12 @@ type Row struct {
 	Passive float64 `json:"passive"`
 	// StealPct is the share of vCPU time spent runnable but not running.
 	StealPct float64 `json:"steal_pct"`
+	// IdlePct is the share of the CPUs' time (those the vCPUs run on)
+	// that was idle during the measured runs, as /proc/stat counts it:
+	// time no thread wanted. Waiters kept asleep while work waits, or a
+	// CPU whose every vCPU waits, show here; -1 where the platform does
+	// not report it.
+	IdlePct float64 `json:"idle_pct"`
 	// Fairness is max/min of per-vCPU lock acquisitions (1 is perfectly
 	// fair; see MaxMin), averaged over runs.
 	Fairness float64 `json:"fairness_max_min"`
@@ -194,6 +200,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		units, halts, kicks float64
 		fairSum, jainSum    float64
 		steal, vcpuTime     time.Duration
+		cpu                 cpuTimes
 		lat                 latency.Hist
 		before              = vcpuCounters(vms)
 		passive             = func() uint64 { return 0 }
@@ -215,6 +222,8 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		rates = append(rates, float64(res.units)/res.elapsed.Seconds())
 		units += float64(res.units)
 		steal += res.steal
+		cpu.idle += res.cpu.idle
+		cpu.total += res.cpu.total
 		vcpuTime += res.elapsed * time.Duration(row.VCPUs)
 		counts := res.fairnessCounts()
 		fairSum += MaxMin(counts)
@@ -240,6 +249,7 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		row.PollHitPct = 100 * float64(after.pollHits-before.pollHits) / polls
 		row.PollInvalidPct = 100 * float64(after.pollsInvalid-before.pollsInvalid) / polls
 	}
+	row.IdlePct = cpu.idlePct()
 	if vcpuTime > 0 {
 		row.StealPct = 100 * float64(steal) / float64(vcpuTime)
 	}
@@ -309,6 +319,7 @@ type runResult struct {
 	units   uint64   // work done, in the workload's unit
 	elapsed time.Duration
 	steal   time.Duration
+	cpu     cpuTimes // the CPUs' idle and total ticks over the run
 	lat     latency.Hist
 }
 
@@ -358,6 +369,8 @@ func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk locks.Kind, 
 		total += n
 	}
 	counts := make([]paddedCount, total)
+	cpus := vmCPUs(vms)
+	cpuBefore := readCPUTimes(cpus)
 	elapsed, err := runFor(ctx, vms, d, func(v *pvlock.VCPU) func() {
 		k := index[v.VM()]
 		inst, c := insts[k], &counts[offset[k]+v.Index()]
@@ -370,6 +383,9 @@ func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk locks.Kind, 
 		return nil, err
 	}
 	res := &runResult{ops: make([]uint64, total), elapsed: elapsed}
+	if cpuAfter := readCPUTimes(cpus); cpuBefore.total != 0 && cpuAfter.total >= cpuBefore.total {
+		res.cpu = cpuAfter.sub(cpuBefore)
+	}
 	for i := range counts {
 		res.ops[i] = counts[i].n
 	}
@@ -395,6 +411,19 @@ func runOnce(ctx context.Context, vms []*pvlock.VM, wl Workload, lk locks.Kind, 
 		}
 	}
 	return res, nil
+}
+
+// vmCPUs returns the CPUs that vms run on, each once.
+func vmCPUs(vms []*pvlock.VM) []int {
+	var cpus []int
+	for _, vm := range vms {
+		for _, c := range vm.CPUs() {
+			if !slices.Contains(cpus, c) {
+				cpus = append(cpus, c)
+			}
+		}
+	}
+	return cpus
 }
 
 // runFor is the lab's one runner: it runs all vms together for d, every

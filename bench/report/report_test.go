@@ -105,9 +105,9 @@ func TestReportsNewColumns(t *testing.T) {
 // TestCSVQuoting: the CSV is what encoding/csv writes, and reads back.
 func TestCSVQuoting(t *testing.T) {
 	rows := []bench.Row{{Workload: "lockloop", Lock: "a,b", Unit: `say "ops"`, Overcommit: 1}}
-	want := "workload,lock,overcommit,vcpus,pcpus,runs,ops_per_sec,stdev,halts,kicks,passive,steal_pct,fairness_max_min," +
+	want := "workload,lock,overcommit,vcpus,pcpus,runs,ops_per_sec,stdev,halts,kicks,passive,steal_pct,idle_pct,fairness_max_min," +
 		"vms,unit,jain,lat_p50_ns,lat_p99_ns,lat_max_ns\n" +
-		`lockloop,"a,b",1,0,0,0,0.0,0.0,0.0000,0.0000,0.0000,0.00,0.000,0,"say ""ops""",0.0000,0,0,0` + "\n"
+		`lockloop,"a,b",1,0,0,0,0.0,0.0,0.0000,0.0000,0.0000,0.00,0.00,0.000,0,"say ""ops""",0.0000,0,0,0` + "\n"
 	if got := render(t, rows, WriteCSV); got != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", got, want)
 	}

@@ -116,13 +116,13 @@ func WriteHeadline(w io.Writer, rows []bench.Row) error {
 
 // WriteMatrix writes every row: throughput, stdev, its share of the same
 // lock's 1x throughput, halts, kicks and passive waits per 1000
-// operations, steal,
+// operations, steal, the CPUs' idle share,
 // halt-polls per 1000 operations with the share that caught their kick
 // (hit%) and the share a runnable sibling cut short (invalid%), fairness
 // (max/min and Jain's index) and acquisition latency.
 func WriteMatrix(w io.Writer, rows []bench.Row) error {
 	tw := newTable(w)
-	fmt.Fprintf(tw, "lock\tovercommit\tvCPUs\t%s/s\tstdev\tvs 1x\thalts/1k\tkicks/1k\tpassive/1k\tpolls/1k\thit%%\tinvalid%%\tsteal%%\tmax/min\tjain\tp50\tp99\tmax\t\n", unit(rows))
+	fmt.Fprintf(tw, "lock\tovercommit\tvCPUs\t%s/s\tstdev\tvs 1x\thalts/1k\tkicks/1k\tpassive/1k\tpolls/1k\thit%%\tinvalid%%\tsteal%%\tidle%%\tmax/min\tjain\tp50\tp99\tmax\t\n", unit(rows))
 	for _, lock := range lockOrder(rows) {
 		one, hasOne := find(rows, lock, 1)
 		for _, oc := range factors(rows) {
@@ -134,12 +134,21 @@ func WriteMatrix(w io.Writer, rows []bench.Row) error {
 			if hasOne && one.OpsPerSec > 0 {
 				rel = fmt.Sprintf("%.0f%%", 100*r.OpsPerSec/one.OpsPerSec)
 			}
-			fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%.2f\t%.3f\t%s\t%s\t%s\t\n", lock, oc, r.VCPUs,
-				r.OpsPerSec, r.Stdev, rel, r.Halts, r.Kicks, r.Passive, r.Polls, r.PollHitPct, r.PollInvalidPct, r.StealPct, r.Fairness,
+			fmt.Fprintf(tw, "%s\t%gx\t%d\t%.0f\t%.0f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%.0f\t%.1f\t%s\t%.2f\t%.3f\t%s\t%s\t%s\t\n", lock, oc, r.VCPUs,
+				r.OpsPerSec, r.Stdev, rel, r.Halts, r.Kicks, r.Passive, r.Polls, r.PollHitPct, r.PollInvalidPct, r.StealPct, formatPct(r.IdlePct), r.Fairness,
 				r.Jain, FormatNanos(r.LatP50), FormatNanos(r.LatP99), FormatNanos(r.LatMax))
 		}
 	}
 	return tw.Flush()
+}
+
+// formatPct prints a share in percent, or "-" for a negative one (not
+// reported).
+func formatPct(p float64) string {
+	if p < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", p)
 }
 
 // FormatNanos prints a latency in nanoseconds with a readable unit.

@@ -418,7 +418,8 @@ func writeReport(o options, rows []bench.Row, stdout io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stdout, "\nall rows (halts and kicks per 1000 %s; vs 1x: share of the same lock's 1x throughput;\n"+
-		"max/min and jain: fairness of per-vCPU lock acquisitions; p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
+		"idle%%: the CPUs' idle share; max/min and jain: fairness of per-vCPU lock acquisitions;\n"+
+		"p50/p99/max: time to acquire, sampled 1 in %d):\n\n",
 		unit, bench.SampleEvery)
 	if err := report.WriteMatrix(stdout, rows); err != nil {
 		return err
