@@ -8,8 +8,8 @@ per invocation and the spread over them: Go's four Mutex benchmarks (median
 ns/op of the 5 counts, divided by sync.Mutex's), the self-pinned threads,
 the lab's ebizzy, dbench and lockloop at 1x-4x (throughput divided by
 sync.Mutex's and by the lock's own 1x, pv-ticket by native-ticket, max/min
-fairness), the 16x and 128x fairness rows, and the 4x rows with a host
-load on one CPU (hostload.sh).
+fairness), the 16x and 128x fairness rows, the 4x rows with a host
+load on one CPU (hostload.sh), and the CPUs' idle share (idle.sh).
 """
 import json
 import os
@@ -107,6 +107,10 @@ def main(invs):
                         print(f"  {oc}x {lock} min/max over invocations: {min(vals) / max(vals):.2f}")
         for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
             line(f"4x {lock} max/min", [r and r[(lock, 4)]["fairness_max_min"] for r in rows])
+        # The CPUs' idle share, in rows written since pvbench reports it.
+        if any(r and "idle_pct" in r[("sync.Mutex", 4)] for r in rows):
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+                line(f"4x {lock} idle%", [r and r[(lock, 4)].get("idle_pct") for r in rows])
 
     print("\n16x and 128x fairness, max/min (bars: <= 3 at 16x; <= 10 at 128x)")
     for wl in ("lockloop", "ebizzy", "dbench"):
@@ -128,6 +132,17 @@ def main(invs):
             line(f"{wl} {lock} max/min", [r and (lock, 4) in r and r[(lock, 4)]["fairness_max_min"] or None for r in rows])
         for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "native-ticket", "native-qspin"):
             line(f"{wl} {lock} / sync.Mutex", [r and (lock, 4) in r and r[(lock, 4)]["ops_per_sec"] / r[("sync.Mutex", 4)]["ops_per_sec"] or None for r in rows])
+
+    print("\nthe CPUs' idle share (idle.sh): idle%, and throughput / sync.Mutex")
+    for wl in ("lockloop", "ebizzy", "dbench"):
+        rows = [load_rows(f"idle-{wl}", i) for i in invs]
+        if not any(rows):
+            continue
+        for oc in (1, 2, 3, 4):
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-unrestricted", "sync.Mutex"):
+                line(f"{wl} {oc}x {lock} idle%", [r and (lock, oc) in r and r[(lock, oc)].get("idle_pct") for r in rows])
+                if lock != "sync.Mutex":
+                    line(f"{wl} {oc}x {lock} / sync.Mutex", [r and (lock, oc) in r and r[(lock, oc)]["ops_per_sec"] / r[("sync.Mutex", oc)]["ops_per_sec"] or None for r in rows])
 
 
 if __name__ == "__main__":
