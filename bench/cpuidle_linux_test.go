@@ -18,4 +18,13 @@ func TestMeasureIdle(t *testing.T) {
 	if row.IdlePct < 0 || row.IdlePct > 50 {
 		t.Fatalf("lockloop at 1x: CPUs %.1f%% idle, want busy (0-50%%)", row.IdlePct)
 	}
+	// Overcommitted, with a restricted PV lock whose waiters halt: the
+	// share is still measured on every run, and is a share.
+	row = mustMeasure(t, Spec{
+		Workload: "lockloop", Lock: "pv-ticket", Overcommit: 4,
+		Runs: 2, Duration: 200 * time.Millisecond, Warmup: -1,
+	})
+	if row.IdlePct < 0 || row.IdlePct > 100 {
+		t.Fatalf("lockloop at 4x: CPUs %.1f%% idle, want a share (0-100%%)", row.IdlePct)
+	}
 }

@@ -7,10 +7,16 @@
 #   docs/lab/restrict/run.sh 1 nice     # in its own scheduler group at nice -20
 #   docs/lab/restrict/run.sh 3 normal   # at normal priority, as users run
 #   docs/lab/restrict/run.sh 1 nice rw  # only the reader-writer tables
+#   docs/lab/restrict/run.sh 13 normal idle  # only the CPUs' idle share
 #
 # The reader-writer tables (run with every invocation, or alone with "rw"):
 # Go's own RWMutex benchmarks with qspin.RWLock beside sync.RWMutex, and
 # pvbench rwroles on vCPUs.
+#
+# The idle tables (alone, with "idle"): lockloop, ebizzy and dbench at
+# 1x-4x for the restricted PV locks, pv-qspin without restriction and
+# sync.Mutex, for pvbench's idle% column; every other table's rows carry
+# it too.
 #
 # Outputs go to docs/lab/restrict/<name>-<invocation>.txt.
 set -euo pipefail
@@ -22,6 +28,13 @@ out=docs/lab/restrict
 . docs/lab/restrict/prio.sh # run: the invocation's priority
 go build -o /tmp/pvbench-restrict ./bench/cmd/pvbench
 pv=/tmp/pvbench-restrict
+if [ "$tables" = idle ]; then
+	for w in lockloop ebizzy dbench; do
+		run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-unrestricted,sync.Mutex \
+			-json "$out/idle-$w-$inv-rows.json" -out "" >"$out/idle-$w-$inv.txt"
+	done
+	exit 0
+fi
 go test -c -o /tmp/qspin-restrict.test ./qspin
 run /tmp/qspin-restrict.test -test.run '^$' -test.bench 'RWMutex' -test.cpu 2,8 -test.count 5 -test.benchtime 100ms >"$out/gorwmutex-$inv.txt"
 run $pv rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"

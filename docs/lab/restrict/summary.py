@@ -9,7 +9,7 @@ ns/op of the 5 counts, divided by sync.Mutex's), the self-pinned threads,
 the lab's ebizzy, dbench and lockloop at 1x-4x (throughput divided by
 sync.Mutex's and by the lock's own 1x, pv-ticket by native-ticket, max/min
 fairness), the 16x and 128x fairness rows, the 4x rows with a host
-load on one CPU (hostload.sh), and the CPUs' idle share (idle.sh).
+load on one CPU (hostload.sh), and the CPUs' idle share (run.sh's idle tables).
 """
 import json
 import os
@@ -133,11 +133,14 @@ def main(invs):
         for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "native-ticket", "native-qspin"):
             line(f"{wl} {lock} / sync.Mutex", [r and (lock, 4) in r and r[(lock, 4)]["ops_per_sec"] / r[("sync.Mutex", 4)]["ops_per_sec"] or None for r in rows])
 
-    print("\nthe CPUs' idle share (idle.sh): idle%, and throughput / sync.Mutex")
+    header = "\nthe CPUs' idle share (run.sh ... idle): idle%, and throughput / sync.Mutex"
     for wl in ("lockloop", "ebizzy", "dbench"):
         rows = [load_rows(f"idle-{wl}", i) for i in invs]
         if not any(rows):
             continue
+        if header:
+            print(header)
+            header = None
         for oc in (1, 2, 3, 4):
             for lock in ("pv-qspin", "pv-ticket", "pv-qspin-unrestricted", "sync.Mutex"):
                 line(f"{wl} {oc}x {lock} idle%", [r and (lock, oc) in r and r[(lock, oc)].get("idle_pct") for r in rows])
