@@ -125,6 +125,9 @@ func (s *Spinner) Acquired() {
 // blindly for the whole threshold.
 func (s *Spinner) Aware() bool { return s.d != nil }
 
+// OnVCPU reports whether the spinner is a vCPU.
+func (s *Spinner) OnVCPU() bool { return s.v != nil }
+
 // Spins returns the number of spins so far.
 func (s *Spinner) Spins() uint32 { return s.n }
 
