@@ -91,7 +91,7 @@ func (l *Lock) lockPV(passive bool) {
 // costs a wake-up and, with its siblings outside too, leaves its CPU idle;
 // a goroutine parks, and its P runs others. Two looks per spin miss the
 // short gaps between a running locker's critical sections (ebizzy's free
-// and next allocation, a hundred nanoseconds apart); sixteen catch them.
+// and its next allocation, back to back); sixteen catch more of them.
 const (
 	contendStride     = 32
 	contendStrideVCPU = 4
