@@ -62,3 +62,30 @@ func TestOfFindsOnlyTheAttachedWaiter(t *testing.T) {
 		t.Error("Of found a detached vCPU")
 	}
 }
+
+// TestSpinnerOnVCPU checks that a spinner knows whether it spins on a vCPU,
+// which sets how often pv-qspin's contender looks at the lock word: a
+// goroutine's spinner is not a vCPU's, and one started on the thread of an
+// attached, bound vCPU is, with a fixed threshold too.
+func TestSpinnerOnVCPU(t *testing.T) {
+	if sp := NewSpinner(ShortSpin, false); sp.OnVCPU() {
+		t.Error("a goroutine's spinner reports a vCPU")
+	}
+	const slot = MaxVCPUs - 2 // no test vCPU uses it
+	w := kick.NewWaiter(kick.Futex)
+	var v VCPU
+	v.Init(w, func() {})
+	v.Attach(slot)
+	defer v.Detach()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := kick.Bind(w); err != nil {
+		t.Skip(err) // no way to identify the thread in this build
+	}
+	defer kick.Unbind()
+	for _, fixed := range []bool{false, true} {
+		if sp := NewSpinner(ShortSpin, fixed); !sp.OnVCPU() {
+			t.Errorf("a vCPU's spinner (fixed %v) does not report its vCPU", fixed)
+		}
+	}
+}
