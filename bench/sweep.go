@@ -22,6 +22,13 @@ import (
 // on, and one more, "unrestricted", runs the adaptive policy with it off
 // (the lock's -unrestricted variant): the default against every lock of
 // its family.
+//
+// A cell's best fixed setting is the best of a dozen samples, each with
+// its own noise, so it is often the luckiest of them rather than the best
+// setting (the winner's curse). With SweepSpec.Confirm, each cell ends
+// with a confirmation: the adaptive default and that best fixed setting
+// run again, alternated, so that adaptive/best is also read from two
+// settings measured side by side.
 
 // Adaptive marks a sweep setting left to the adaptive policy.
 const Adaptive = -1
@@ -43,6 +50,10 @@ type SweepSpec struct {
 	Factors    []float64
 	Thresholds []int           // fixed spin thresholds, polls (> 0)
 	HaltPolls  []time.Duration // fixed halt-poll windows (>= 0)
+	// Confirm is how many rounds of confirmation end each cell (0: none):
+	// in each, the adaptive default and the cell's best fixed setting run
+	// once more, in turn, the first of the two alternating between rounds.
+	Confirm int
 	// Cell is the template of every measurement: CPUs, pinning, runs,
 	// duration, warm-up, seed and workload parameters.
 	Cell Spec
@@ -60,6 +71,9 @@ type SweepRow struct {
 	// Unrestricted says the row ran with the lock's concurrency
 	// restriction off.
 	Unrestricted bool
+	// Confirm is the row's round of the cell's confirmation, from 1, or 0
+	// for a row of the sweep itself.
+	Confirm int
 }
 
 // sweepJSON is a SweepRow's JSON form: the Row's fields, then threshold
@@ -70,11 +84,12 @@ type sweepJSON struct {
 	Threshold any  `json:"threshold"`
 	HaltPoll  any  `json:"halt_poll"`
 	Restrict  bool `json:"restrict"`
+	Confirm   int  `json:"confirm"`
 }
 
 // MarshalJSON writes the row with its settings as numbers or "adaptive".
 func (r SweepRow) MarshalJSON() ([]byte, error) {
-	j := sweepJSON{Row: r.Row, Threshold: "adaptive", HaltPoll: "adaptive", Restrict: !r.Unrestricted}
+	j := sweepJSON{Row: r.Row, Threshold: "adaptive", HaltPoll: "adaptive", Restrict: !r.Unrestricted, Confirm: r.Confirm}
 	if r.Threshold != Adaptive {
 		j.Threshold = r.Threshold
 	}
@@ -147,6 +162,9 @@ func (s SweepSpec) Validate() error {
 			return fmt.Errorf("bench: halt-poll window %v is negative", h)
 		}
 	}
+	if s.Confirm < 0 {
+		return fmt.Errorf("bench: %d rounds of confirmation: want 0 or more", s.Confirm)
+	}
 	return nil
 }
 
@@ -159,7 +177,8 @@ func setHaltPoll(max time.Duration, adaptive bool) {
 
 // Sweep measures every cell of spec. It restores the halt-poll policy it
 // found when it returns. Rows come workload by workload, then lock, then
-// overcommit, then setting (adaptive first).
+// overcommit, then setting (adaptive first), each cell's confirmation
+// rounds last.
 func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	if err := spec.Validate(); err != nil {
 		return nil, err
@@ -167,40 +186,84 @@ func Sweep(ctx context.Context, spec SweepSpec) ([]SweepRow, error) {
 	found := pvlock.CurrentPolicy()
 	defer setHaltPoll(found.HaltPoll, found.HaltPollAdaptive)
 	settings := spec.settings()
-	total := len(spec.Workloads) * len(spec.Locks) * len(spec.Factors) * len(settings)
+	perCell := len(settings) + 2*spec.Confirm
+	total := len(spec.Workloads) * len(spec.Locks) * len(spec.Factors) * perCell
 	var rows []SweepRow
 	for _, wl := range spec.Workloads {
 		for _, name := range spec.Locks {
-			kind, _ := locks.Lookup(name)
 			for _, oc := range spec.Factors {
-				for _, set := range settings {
-					cell := spec.Cell
-					cell.Workload, cell.Lock, cell.Overcommit = wl, name, oc
-					if set.unrestricted {
-						u, _ := locks.Lookup(name + locks.Unrestricted)
-						cell.NewLock = u.New
+				measure := func(set sweepSetting, round int) error {
+					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll, Unrestricted: set.unrestricted, Confirm: round}
+					label := fmt.Sprintf("%s %s %gx %s", wl, name, oc, row.Setting())
+					if round > 0 {
+						label += fmt.Sprintf(" (confirmation %d/%d)", round, spec.Confirm)
 					}
-					if set.threshold != Adaptive {
-						n := uint32(set.threshold)
-						cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
-					}
-					if set.haltPoll != Adaptive {
-						setHaltPoll(set.haltPoll, false)
-					} else {
-						setHaltPoll(found.HaltPoll, true)
-					}
-					row := SweepRow{Threshold: set.threshold, HaltPoll: set.haltPoll, Unrestricted: set.unrestricted}
 					if spec.Progress != nil {
-						spec.Progress(len(rows), total, fmt.Sprintf("%s %s %gx %s", wl, name, oc, row.Setting()))
+						spec.Progress(len(rows), total, label)
 					}
 					var err error
-					if row.Row, err = Measure(ctx, cell); err != nil {
-						return rows, fmt.Errorf("sweep %s %s %gx %s: %w", wl, name, oc, row.Setting(), err)
+					if row.Row, err = measureSetting(ctx, spec.Cell, wl, name, oc, set, found); err != nil {
+						return fmt.Errorf("sweep %s: %w", label, err)
 					}
 					rows = append(rows, row)
+					return nil
+				}
+				start := len(rows)
+				for _, set := range settings {
+					if err := measure(set, 0); err != nil {
+						return rows, err
+					}
+				}
+				adaptive, best := settings[0], bestFixed(rows[start:])
+				for round := 1; round <= spec.Confirm; round++ {
+					pair := [2]sweepSetting{adaptive, best}
+					if round%2 == 0 {
+						pair[0], pair[1] = best, adaptive
+					}
+					for _, set := range pair {
+						if err := measure(set, round); err != nil {
+							return rows, err
+						}
+					}
 				}
 			}
 		}
 	}
 	return rows, nil
+}
+
+// measureSetting measures one cell of the sweep, workload wl, lock name
+// and overcommit oc, with the setting set; found is the halt-poll policy
+// that adaptive settings use.
+func measureSetting(ctx context.Context, tmpl Spec, wl, name string, oc float64, set sweepSetting, found pvlock.Policy) (Row, error) {
+	kind, _ := locks.Lookup(name)
+	cell := tmpl
+	cell.Workload, cell.Lock, cell.Overcommit = wl, name, oc
+	if set.unrestricted {
+		u, _ := locks.Lookup(name + locks.Unrestricted)
+		cell.NewLock = u.New
+	}
+	if set.threshold != Adaptive {
+		n := uint32(set.threshold)
+		cell.NewLock = func() sync.Locker { return kind.WithThreshold(n) }
+	}
+	if set.haltPoll != Adaptive {
+		setHaltPoll(set.haltPoll, false)
+	} else {
+		setHaltPoll(found.HaltPoll, true)
+	}
+	return Measure(ctx, cell)
+}
+
+// bestFixed returns the setting of the fastest row of one cell's sweep
+// that is not the adaptive default.
+func bestFixed(cell []SweepRow) sweepSetting {
+	var best *SweepRow
+	for i := range cell {
+		r := &cell[i]
+		if r.Setting() != "adaptive" && (best == nil || r.OpsPerSec > best.OpsPerSec) {
+			best = r
+		}
+	}
+	return sweepSetting{best.Threshold, best.HaltPoll, best.Unrestricted}
 }

@@ -326,9 +326,13 @@ func siLabel(v float64) string {
 // SweepPlotRows turns sweep rows into Rows that WritePlots draws as one
 // throughput plot per workload and lock, with a line per setting: the
 // workload is renamed "sweep-<workload>-<lock>" and the lock "<setting>".
+// The confirmation rounds are left out.
 func SweepPlotRows(rows []bench.SweepRow) []bench.Row {
 	out := make([]bench.Row, 0, len(rows))
 	for _, r := range rows {
+		if r.Confirm > 0 {
+			continue
+		}
 		row := r.Row
 		row.Workload = fmt.Sprintf("sweep-%s-%s", r.Workload, r.Lock)
 		row.Lock = r.Setting()

@@ -152,10 +152,37 @@ func TestSweepTable(t *testing.T) {
 			rows = append(rows, set)
 		}
 	}
-	hasAll(t, "sweep table", render(t, rows, WriteSweepTable), "lockloop, pv-ticket (ops/s):", "best fixed",
+	plain := render(t, rows, WriteSweepTable)
+	hasAll(t, "sweep table", plain, "lockloop, pv-ticket (ops/s):", "best fixed",
 		"spin=64", "haltpoll=0s", "0.33")
+	if strings.Contains(plain, "confirmed") {
+		t.Errorf("a sweep without confirmation rows has a confirmed column:\n%s", plain)
+	}
 	if back := jsonRows(t, rows); back[0]["threshold"] != "adaptive" || back[1]["threshold"] != 64.0 || back[2]["halt_poll"] != 0.0 {
 		t.Errorf("JSON: %v", back[:3])
+	}
+
+	// Confirmation at 2x: adaptive 2900, 3100 and 9000 against the best
+	// fixed setting (haltpoll=0s) at 3000, 1000 and 3300: medians 3100 and
+	// 3000. The confirmation rows stay out of the sweep's own columns.
+	for i, ops := range [][2]float64{{2900, 3000}, {3100, 1000}, {9000, 3300}} {
+		for j, set := range []bench.SweepRow{{Threshold: bench.Adaptive, HaltPoll: bench.Adaptive},
+			{Threshold: bench.Adaptive, HaltPoll: 0}} {
+			set.Row = bench.Row{Workload: "lockloop", Lock: "pv-ticket", Overcommit: 2, OpsPerSec: ops[j]}
+			set.Confirm = i + 1
+			rows = append(rows, set)
+		}
+	}
+	out := render(t, rows, WriteSweepTable)
+	hasAll(t, "confirmed sweep table", out, "adaptive/best  confirmed", "0.33", "1.03")
+	if strings.Contains(out, "9000") || strings.Contains(out, "3300") {
+		t.Errorf("confirmation rows in the sweep's columns:\n%s", out)
+	}
+	if back := jsonRows(t, rows); back[6]["confirm"] != 1.0 || back[0]["confirm"] != 0.0 {
+		t.Errorf("JSON confirm: %v, %v", back[6]["confirm"], back[0]["confirm"])
+	}
+	if n := len(SweepPlotRows(rows)); n != 6 {
+		t.Errorf("SweepPlotRows kept %d rows, want the sweep's 6", n)
 	}
 }
 

@@ -220,36 +220,52 @@ func WriteShootdownDetail(w io.Writer, rows []bench.ShootdownRow) error {
 // WriteSweepTable writes one table per workload and lock: a line per
 // overcommit factor with the adaptive throughput, the best fixed setting
 // and its throughput, adaptive's share of that best, and then every
-// setting's throughput.
+// setting's throughput. If the sweep confirmed its cells, the column
+// "confirmed" gives adaptive's share of the best fixed setting again, from
+// the confirmation rounds: the median of adaptive's rows over the median
+// of the best setting's, measured side by side.
 func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 	type key struct{ wl, lock string }
 	for i, k := range distinct(rows, func(r bench.SweepRow) key { return key{r.Workload, r.Lock} }) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		var g []bench.Row
-		var settings []string
+		var g, confirm []bench.SweepRow
 		for _, r := range rows {
-			if (key{r.Workload, r.Lock}) == k {
-				g = append(g, r.Row)
-				settings = append(settings, r.Setting())
+			switch {
+			case (key{r.Workload, r.Lock}) != k:
+			case r.Confirm > 0:
+				confirm = append(confirm, r)
+			default:
+				g = append(g, r)
 			}
 		}
-		fixed := slices.DeleteFunc(distinct(settings, func(s string) string { return s }),
+		plain := func(rs []bench.SweepRow) []bench.Row {
+			out := make([]bench.Row, len(rs))
+			for j, r := range rs {
+				out[j] = r.Row
+			}
+			return out
+		}
+		fixed := slices.DeleteFunc(distinct(g, bench.SweepRow.Setting),
 			func(s string) bool { return s == "adaptive" })
-		unit := unit(g)
+		unit := unit(plain(g))
 		fmt.Fprintf(w, "%s, %s (%s/s):\n\n", k.wl, k.lock, unit)
 		tw := newTable(w)
-		fmt.Fprintf(tw, "overcommit\tadaptive\tbest fixed\tits %s/s\tadaptive/best\t%s\t\n", unit, strings.Join(fixed, "\t"))
-		for _, oc := range factors(g) {
+		confirmed := ""
+		if len(confirm) > 0 {
+			confirmed = "\tconfirmed"
+		}
+		fmt.Fprintf(tw, "overcommit\tadaptive\tbest fixed\tits %s/s\tadaptive/best%s\t%s\t\n", unit, confirmed, strings.Join(fixed, "\t"))
+		for _, oc := range factors(plain(g)) {
 			var adaptive float64
 			best, bestName := -1.0, "-"
 			vals := map[string]float64{}
-			for j, r := range g {
+			for _, r := range g {
 				if r.Overcommit != oc {
 					continue
 				}
-				s := settings[j]
+				s := r.Setting()
 				vals[s] = r.OpsPerSec
 				if s == "adaptive" {
 					adaptive = r.OpsPerSec
@@ -262,6 +278,9 @@ func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 				ratio = fmt.Sprintf("%.2f", adaptive/best)
 			}
 			fmt.Fprintf(tw, "%gx\t%.0f\t%s\t%.0f\t%s", oc, adaptive, bestName, math.Max(best, 0), ratio)
+			if len(confirm) > 0 {
+				fmt.Fprintf(tw, "\t%s", confirmedRatio(confirm, oc))
+			}
 			for _, s := range fixed {
 				fmt.Fprintf(tw, "\t%.0f", vals[s])
 			}
@@ -272,4 +291,35 @@ func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 		}
 	}
 	return nil
+}
+
+// confirmedRatio returns adaptive's share of the best fixed setting at
+// overcommit oc in the confirmation rows of one workload and lock: the
+// median of adaptive's throughput over the median of the other setting's,
+// or "-" if either has no row.
+func confirmedRatio(confirm []bench.SweepRow, oc float64) string {
+	var adaptive, best []float64
+	for _, r := range confirm {
+		switch {
+		case r.Overcommit != oc:
+		case r.Setting() == "adaptive":
+			adaptive = append(adaptive, r.OpsPerSec)
+		default:
+			best = append(best, r.OpsPerSec)
+		}
+	}
+	if len(adaptive) == 0 || len(best) == 0 || median(best) <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", median(adaptive)/median(best))
+}
+
+// median returns the median of xs, which must not be empty.
+func median(xs []float64) float64 {
+	s := slices.Sorted(slices.Values(xs))
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }

@@ -356,6 +356,7 @@ func parseSweep(args []string, stderr io.Writer) (bench.SweepSpec, sweepOutputs,
 	pin := fs.String("pin", "each", "pinning: each or float")
 	thresholds := fs.String("thresholds", joinInts(bench.DefaultSweepThresholds), "comma-separated fixed spin thresholds, polls")
 	polls := fs.String("haltpolls", joinDurations(bench.DefaultSweepHaltPolls), "comma-separated fixed halt-poll windows")
+	confirm := fs.Int("confirm", 3, "rounds of each cell's confirmation: adaptive and the best fixed setting again, alternated (0: none)")
 	runs := fs.Int("runs", 1, "measured runs per cell")
 	duration := fs.Duration("duration", 500*time.Millisecond, "length of each run")
 	seed := fs.Uint64("seed", 1, "seed of the workloads' random choices")
@@ -396,6 +397,7 @@ func parseSweep(args []string, stderr io.Writer) (bench.SweepSpec, sweepOutputs,
 	if *runs < 1 || *duration <= 0 {
 		return spec, o, fmt.Errorf("-runs (%d) must be at least 1 and -duration (%v) positive", *runs, *duration)
 	}
+	spec.Confirm = *confirm
 	spec.Cell.Runs, spec.Cell.Duration, spec.Cell.Seed = *runs, *duration, *seed
 	return spec, o, spec.Validate()
 }

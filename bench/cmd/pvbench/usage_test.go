@@ -53,7 +53,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 		{"-nosuchflag"}, {"-oc", "0"}, {"-runs", "x"}, {"extra"}, {"nope"},
 		{"help", "nope"}, {"lockbreak", "-nosuchflag"}, {"lockbreak", "-oc", "0"},
 		{"lockbreak", "-step", "3ms", "-batch", "1ms"}, {"shootdown", "-chunk", "0"}, {"shootdown", "extra"},
-		{"sweep", "-nosuchflag"}, {"sweep", "-runs", "0"}, {"sweep", "-thresholds", "x"}, {"sweep", "-locks", "nope"},
+		{"sweep", "-nosuchflag"}, {"sweep", "-runs", "0"}, {"sweep", "-confirm", "-1"}, {"sweep", "-thresholds", "x"}, {"sweep", "-locks", "nope"},
 		{"torture", "-lock", "nope"}, {"torture", "-oc", "0"}, {"torture", "-duration", "x"},
 	} {
 		err := run(args, &bytes.Buffer{}, &bytes.Buffer{})
