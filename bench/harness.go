@@ -111,6 +111,98 @@ type Row struct {
 	PollInvalidPct float64 `json:"poll_invalid_pct"`
 	// HostLoad describes the cell's Spec.Load; empty without one.
 	HostLoad string `json:"host_load,omitempty"`
+
+	// tally is what the row's fields were computed from, kept so that
+	// MergeRows can pool rows measured apart; rows read back from JSON
+	// have none.
+	tally *tally
+}
+
+// tally holds the sums of a cell's measured runs that its Row is computed
+// from. Pooled tallies give the Row of all their runs, as if measured in
+// one cell.
+type tally struct {
+	rates                []float64 // throughput of each run, units/s
+	units, passive       float64   // operations, and passive waits
+	halts, kicks, polls  uint64
+	pollHits, pollsWaste uint64
+	fairSum, jainSum     float64 // sums of each run's max/min and Jain index
+	steal, vcpuTime      time.Duration
+	cpu                  cpuTimes
+	lat                  latency.Hist
+}
+
+// add pools o's runs into t.
+func (t *tally) add(o *tally) {
+	t.rates = append(t.rates, o.rates...)
+	t.units += o.units
+	t.passive += o.passive
+	t.halts += o.halts
+	t.kicks += o.kicks
+	t.polls += o.polls
+	t.pollHits += o.pollHits
+	t.pollsWaste += o.pollsWaste
+	t.fairSum += o.fairSum
+	t.jainSum += o.jainSum
+	t.steal += o.steal
+	t.vcpuTime += o.vcpuTime
+	t.cpu.idle += o.cpu.idle
+	t.cpu.total += o.cpu.total
+	t.lat.Merge(&o.lat)
+}
+
+// fill sets row's measured fields from t.
+func (t *tally) fill(row *Row) {
+	row.Runs = len(t.rates)
+	row.OpsPerSec, row.Stdev = meanStdev(t.rates)
+	if t.units > 0 {
+		row.Halts = float64(t.halts) * 1000 / t.units
+		row.Kicks = float64(t.kicks) * 1000 / t.units
+		row.Polls = float64(t.polls) * 1000 / t.units
+		row.Passive = t.passive * 1000 / t.units
+	}
+	if t.polls > 0 {
+		row.PollHitPct = 100 * float64(t.pollHits) / float64(t.polls)
+		row.PollInvalidPct = 100 * float64(t.pollsWaste) / float64(t.polls)
+	}
+	row.IdlePct = t.cpu.idlePct()
+	if t.vcpuTime > 0 {
+		row.StealPct = 100 * float64(t.steal) / float64(t.vcpuTime)
+	}
+	if n := len(t.rates); n > 0 {
+		row.Fairness = t.fairSum / float64(n)
+		row.Jain = t.jainSum / float64(n)
+	}
+	row.LatP50, row.LatP99, row.LatMax = t.lat.Quantile(0.50), t.lat.Quantile(0.99), t.lat.Max()
+	row.tally = t
+}
+
+// MergeRows pools rows of one cell measured apart, in rounds alternated
+// with other cells, into the Row of all their runs: throughput and its
+// standard deviation over every run, fairness averaged over runs, events
+// per operation and latency quantiles over all of them. The rows must come
+// from Measure in this process (rows read back from JSON keep no per-run
+// data) and describe the same cell.
+func MergeRows(rows []Row) (Row, error) {
+	if len(rows) == 0 {
+		return Row{}, fmt.Errorf("bench: no rows to merge")
+	}
+	first := rows[0]
+	var t tally
+	for _, r := range rows {
+		if r.tally == nil {
+			return Row{}, fmt.Errorf("bench: cannot merge a %s row of %s at %gx: it keeps no per-run data (read back, not measured here)", r.Workload, r.Lock, r.Overcommit)
+		}
+		if r.Workload != first.Workload || r.Lock != first.Lock || r.Overcommit != first.Overcommit ||
+			r.VCPUs != first.VCPUs || r.PCPUs != first.PCPUs || r.VMs != first.VMs || r.HostLoad != first.HostLoad {
+			return Row{}, fmt.Errorf("bench: cannot merge %s on %s at %gx with %s on %s at %gx: not one cell",
+				first.Workload, first.Lock, first.Overcommit, r.Workload, r.Lock, r.Overcommit)
+		}
+		t.add(r.tally)
+	}
+	row := first
+	t.fill(&row)
+	return row, nil
 }
 
 // defaults fills in what every cell shares: one VM, 3 measured runs of
@@ -196,14 +288,9 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		row.HostLoad = spec.Load.String()
 	}
 	var (
-		rates               []float64
-		units, halts, kicks float64
-		fairSum, jainSum    float64
-		steal, vcpuTime     time.Duration
-		cpu                 cpuTimes
-		lat                 latency.Hist
-		before              = vcpuCounters(vms)
-		passive             = func() uint64 { return 0 }
+		t       tally
+		before  = vcpuCounters(vms)
+		passive = func() uint64 { return 0 }
 	)
 	if lk.Passive != nil {
 		passive = lk.Passive
@@ -219,43 +306,29 @@ func Measure(ctx context.Context, spec Spec) (Row, error) {
 		case r < 0:
 			return nil
 		}
-		rates = append(rates, float64(res.units)/res.elapsed.Seconds())
-		units += float64(res.units)
-		steal += res.steal
-		cpu.idle += res.cpu.idle
-		cpu.total += res.cpu.total
-		vcpuTime += res.elapsed * time.Duration(row.VCPUs)
+		t.rates = append(t.rates, float64(res.units)/res.elapsed.Seconds())
+		t.units += float64(res.units)
+		t.steal += res.steal
+		t.cpu.idle += res.cpu.idle
+		t.cpu.total += res.cpu.total
+		t.vcpuTime += res.elapsed * time.Duration(row.VCPUs)
 		counts := res.fairnessCounts()
-		fairSum += MaxMin(counts)
-		jainSum += Jain(counts)
-		lat.Merge(&res.lat)
+		t.fairSum += MaxMin(counts)
+		t.jainSum += Jain(counts)
+		t.lat.Merge(&res.lat)
 		return nil
 	})
 	if err != nil {
 		return row, err
 	}
 	after := vcpuCounters(vms)
-	halts = float64(after.halts - before.halts)
-	kicks = float64(after.kicks - before.kicks)
-	polls := float64(after.polls - before.polls)
-	row.OpsPerSec, row.Stdev = meanStdev(rates)
-	if units > 0 {
-		row.Halts = halts * 1000 / units
-		row.Kicks = kicks * 1000 / units
-		row.Polls = polls * 1000 / units
-		row.Passive = float64(passive()-passiveBefore) * 1000 / units
-	}
-	if polls > 0 {
-		row.PollHitPct = 100 * float64(after.pollHits-before.pollHits) / polls
-		row.PollInvalidPct = 100 * float64(after.pollsInvalid-before.pollsInvalid) / polls
-	}
-	row.IdlePct = cpu.idlePct()
-	if vcpuTime > 0 {
-		row.StealPct = 100 * float64(steal) / float64(vcpuTime)
-	}
-	row.Fairness = fairSum / float64(spec.Runs)
-	row.Jain = jainSum / float64(spec.Runs)
-	row.LatP50, row.LatP99, row.LatMax = lat.Quantile(0.50), lat.Quantile(0.99), lat.Max()
+	t.halts = after.halts - before.halts
+	t.kicks = after.kicks - before.kicks
+	t.polls = after.polls - before.polls
+	t.pollHits = after.pollHits - before.pollHits
+	t.pollsWaste = after.pollsInvalid - before.pollsInvalid
+	t.passive = float64(passive() - passiveBefore)
+	t.fill(&row)
 	return row, nil
 }
 

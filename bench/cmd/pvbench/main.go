@@ -59,6 +59,7 @@ type options struct {
 	pinning       pvlock.Pinning
 	vms           int
 	runs          int
+	rounds        int
 	duration      time.Duration
 	warmup        time.Duration
 	seed          uint64
@@ -91,6 +92,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	pin := fs.String("pin", "each", "pinning: each (one CPU per vCPU, round-robin) or float (any CPU of the set)")
 	fs.IntVar(&o.vms, "vms", 1, "VMs sharing the CPUs, each with its own workload instance and locks; -oc counts all their vCPUs")
 	fs.IntVar(&o.runs, "runs", 3, "measured runs per cell")
+	fs.IntVar(&o.rounds, "rounds", 1, "measure every cell this many times, the locks taking turns in each round, and pool each cell's runs")
 	fs.DurationVar(&o.duration, "duration", time.Second, "length of each run")
 	fs.DurationVar(&o.warmup, "warmup", 100*time.Millisecond, "unmeasured warm-up run per cell (0: none)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the workloads' random choices")
@@ -155,6 +157,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.runs < 1 {
 		return o, fmt.Errorf("-runs must be at least 1, got %d", o.runs)
+	}
+	if o.rounds < 1 {
+		return o, fmt.Errorf("-rounds must be at least 1, got %d", o.rounds)
 	}
 	if o.duration <= 0 {
 		return o, fmt.Errorf("-duration must be positive, got %v", o.duration)
@@ -258,9 +263,13 @@ func (e *interruptedError) Error() string {
 		e.cell, e.done+1, e.total, e.done)
 }
 
-// measure runs every lock at every factor and returns the rows. When ctx
-// ends it returns the rows of the finished cells and an
-// *interruptedError naming the cell it stopped.
+// measure runs every lock at every factor and returns the rows. With
+// -rounds, it measures every cell once per round, the locks taking turns
+// within each factor, and pools each cell's rounds (bench.MergeRows): a
+// lock and the lock beside it are measured seconds apart in every round,
+// so the host's slower spells fall on both. When ctx ends it returns the
+// cells that finished at least one round, pooled over the rounds they
+// finished, and an *interruptedError naming the cell it stopped.
 func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.Row, error) {
 	defer pvlock.SetPolicy(pvlock.CurrentPolicy())
 	applyPolicy(o)
@@ -273,37 +282,67 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 	}
 	wl, _ := bench.WorkloadByName(o.workload)
 	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v, restriction %v\n",
-		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield, o.restrict)
+		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs*o.rounds, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield, o.restrict)
+	if o.rounds > 1 {
+		fmt.Fprintf(stdout, "%d rounds of %d runs per cell, the locks taking turns in each round\n", o.rounds, o.runs)
+	}
 	if o.load != nil {
 		fmt.Fprintf(stdout, "host load: %v\n", o.load)
 	}
 	fmt.Fprintf(stdout, "%s\n\n", wl.Doc)
 
-	total := len(o.factors) * len(o.locks)
-	bar := newProgress(stderr, total)
+	cells := len(o.factors) * len(o.locks)
+	bar := newProgress(stderr, o.rounds*cells)
 	defer bar.finish()
-	var rows []bench.Row
-	for _, oc := range o.factors {
-		for _, lock := range o.locks {
-			cell := fmt.Sprintf("%s %gx", lock, oc)
-			bar.show(cell)
-			row, err := bench.Measure(ctx, bench.Spec{
-				Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
-				Pinning: o.pinning, VMs: o.vms, Runs: o.runs, Duration: o.duration,
-				Warmup: o.warmup, Seed: o.seed, Params: o.params, Load: o.load,
-			})
-			// A run cut short by ctx still returns a row: it is not a
-			// finished cell.
-			if ctx.Err() != nil {
-				return rows, &interruptedError{cell: cell, done: len(rows), total: total}
+	rounds := make([][]bench.Row, cells) // each cell's rows, one per finished round
+	for round := 1; round <= o.rounds; round++ {
+		for i, oc := range o.factors {
+			for j, lock := range o.locks {
+				cell := fmt.Sprintf("%s %gx", lock, oc)
+				if o.rounds > 1 {
+					cell += fmt.Sprintf(" (round %d of %d)", round, o.rounds)
+				}
+				bar.show(cell)
+				row, err := bench.Measure(ctx, bench.Spec{
+					Workload: o.workload, Lock: lock, Overcommit: oc, CPUs: o.cpus,
+					Pinning: o.pinning, VMs: o.vms, Runs: o.runs, Duration: o.duration,
+					Warmup: o.warmup, Seed: o.seed, Params: o.params, Load: o.load,
+				})
+				// A run cut short by ctx still returns a row: it is not a
+				// finished cell.
+				if ctx.Err() != nil {
+					rows, merr := pool(rounds)
+					if merr != nil {
+						return nil, merr
+					}
+					return rows, &interruptedError{cell: cell, done: len(rows), total: cells}
+				}
+				if err != nil {
+					return nil, fmt.Errorf("%s at %gx: %w", lock, oc, err)
+				}
+				bar.step()
+				bar.cellDone(cell, fmt.Sprintf("%.0f %s/s ±%.0f%%", row.OpsPerSec, row.Unit, pct(row.Stdev, row.OpsPerSec)))
+				k := i*len(o.locks) + j
+				rounds[k] = append(rounds[k], row)
 			}
-			if err != nil {
-				return rows, fmt.Errorf("%s at %gx: %w", lock, oc, err)
-			}
-			bar.step()
-			bar.cellDone(cell, fmt.Sprintf("%.0f %s/s ±%.0f%%", row.OpsPerSec, row.Unit, pct(row.Stdev, row.OpsPerSec)))
-			rows = append(rows, row)
 		}
+	}
+	return pool(rounds)
+}
+
+// pool returns the row of every cell that has finished a round, its
+// rounds pooled, in the cells' order.
+func pool(rounds [][]bench.Row) ([]bench.Row, error) {
+	var rows []bench.Row
+	for _, rs := range rounds {
+		if len(rs) == 0 {
+			continue
+		}
+		row, err := bench.MergeRows(rs)
+		if err != nil {
+			return rows, err
+		}
+		rows = append(rows, row)
 	}
 	return rows, nil
 }

@@ -21,7 +21,7 @@ import (
 func TestParseRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"-oc", "0"}, {"-oc", "x"}, {"-oc", ""}, {"-oc", "-1"}, {"-locks", "nope"}, {"-locks", ""},
-		{"-workload", "nope"}, {"-runs", "0"}, {"-duration", "-1s"}, {"-duration", "0"}, {"-pin", "sideways"},
+		{"-workload", "nope"}, {"-runs", "0"}, {"-rounds", "0"}, {"-duration", "-1s"}, {"-duration", "0"}, {"-pin", "sideways"},
 		{"-cpus", "a"}, {"extra"}, {"-vms", "0"}, {"-warmup", "-1ms"}, {"-seed", "-3"}, {"-seed", "x"},
 		{"-cs", "0"}, {"-outside", "-1us"}, {"-base", "nope"}, {"-patched", "nope"}, {"-nosuchflag"},
 		{"-oc", "1,1"}, {"-oc", "2,1,2.0"}, {"-oc", "1e-9"}, {"-oc", "0.0001", "-cpus", "0"}, {"-oc", "1,1.1", "-cpus", "0"},
@@ -378,5 +378,46 @@ func TestLabCommands(t *testing.T) {
 		if err := json.Unmarshal(b, &rows); err != nil || len(rows) != c.rows {
 			t.Fatalf("%s JSON: %v, %d rows", c.cmd, err, len(rows))
 		}
+	}
+}
+
+// TestRunRounds measures two locks in two rounds: the progress shows each
+// cell once per round, the locks taking turns, and each reported row pools
+// its cell's runs of both rounds.
+func TestRunRounds(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "rows.json")
+	var out, errOut bytes.Buffer
+	err := run([]string{"-oc", "1", "-runs", "1", "-rounds", "2", "-duration", "40ms", "-warmup", "10ms",
+		"-locks", "pv-ticket,sync.Mutex", "-json", js, "-out", ""}, &out, &errOut)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut.String())
+	}
+	progress := errOut.String()
+	order := []string{"[1/4] pv-ticket 1x (round 1 of 2)", "[2/4] sync.Mutex 1x (round 1 of 2)",
+		"[3/4] pv-ticket 1x (round 2 of 2)", "[4/4] sync.Mutex 1x (round 2 of 2)"}
+	at := -1
+	for _, want := range order {
+		i := strings.Index(progress, want)
+		if i <= at {
+			t.Fatalf("progress lacks %q after the cells before it:\n%s", want, progress)
+		}
+		at = i
+	}
+	if !strings.Contains(out.String(), "2 rounds of 1 runs per cell") {
+		t.Errorf("output does not say the rounds:\n%s", out.String())
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []struct {
+		Lock string `json:"lock"`
+		Runs int    `json:"runs"`
+	}
+	if err := json.Unmarshal(b, &rows); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 || rows[0].Lock != "pv-ticket" || rows[1].Lock != "sync.Mutex" || rows[0].Runs != 2 || rows[1].Runs != 2 {
+		t.Errorf("rows %+v, want pv-ticket and sync.Mutex with 2 runs each", rows)
 	}
 }
