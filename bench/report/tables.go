@@ -240,16 +240,9 @@ func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 				g = append(g, r)
 			}
 		}
-		plain := func(rs []bench.SweepRow) []bench.Row {
-			out := make([]bench.Row, len(rs))
-			for j, r := range rs {
-				out[j] = r.Row
-			}
-			return out
-		}
 		fixed := slices.DeleteFunc(distinct(g, bench.SweepRow.Setting),
 			func(s string) bool { return s == "adaptive" })
-		unit := unit(plain(g))
+		unit := unit(sweepRows(g))
 		fmt.Fprintf(w, "%s, %s (%s/s):\n\n", k.wl, k.lock, unit)
 		tw := newTable(w)
 		confirmed := ""
@@ -257,7 +250,7 @@ func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 			confirmed = "\tconfirmed"
 		}
 		fmt.Fprintf(tw, "overcommit\tadaptive\tbest fixed\tits %s/s\tadaptive/best%s\t%s\t\n", unit, confirmed, strings.Join(fixed, "\t"))
-		for _, oc := range factors(plain(g)) {
+		for _, oc := range factors(sweepRows(g)) {
 			var adaptive float64
 			best, bestName := -1.0, "-"
 			vals := map[string]float64{}
@@ -291,6 +284,15 @@ func WriteSweepTable(w io.Writer, rows []bench.SweepRow) error {
 		}
 	}
 	return nil
+}
+
+// sweepRows returns the Rows of sweep rows.
+func sweepRows(rs []bench.SweepRow) []bench.Row {
+	out := make([]bench.Row, len(rs))
+	for i, r := range rs {
+		out[i] = r.Row
+	}
+	return out
 }
 
 // confirmedRatio returns adaptive's share of the best fixed setting at

@@ -284,7 +284,7 @@ func measure(ctx context.Context, o options, stdout, stderr io.Writer) ([]bench.
 	fmt.Fprintf(stdout, "pvbench: %s on %d CPUs %v, %d VM(s), pinning %s, %d runs of %v per cell (seed %d), %s, GOMAXPROCS raised per VM, halt-poll %s, directed yield %v, restriction %v\n",
 		o.workload, len(cpus), cpus, o.vms, o.pinning, o.runs*o.rounds, o.duration, o.seed, runtime.Version(), o.haltPoll, o.yield, o.restrict)
 	if o.rounds > 1 {
-		fmt.Fprintf(stdout, "%d rounds of %d runs per cell, the locks taking turns in each round\n", o.rounds, o.runs)
+		fmt.Fprintf(stdout, "%d rounds of %d run(s) per cell, the locks taking turns in each round\n", o.rounds, o.runs)
 	}
 	if o.load != nil {
 		fmt.Fprintf(stdout, "host load: %v\n", o.load)

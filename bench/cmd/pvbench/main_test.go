@@ -118,10 +118,6 @@ func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 		strings.Contains(errOut.String(), "\r") {
 		t.Errorf("want 6 progress lines on stderr, got:\n%s", errOut.String())
 	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var rows []struct {
 		Workload   string  `json:"workload"`
 		Lock       string  `json:"lock"`
@@ -130,9 +126,7 @@ func TestRunWritesTablesJSONAndPlots(t *testing.T) {
 		Jain       float64 `json:"jain"`
 		LatP99     uint64  `json:"lat_p99_ns"`
 	}
-	if err := json.Unmarshal(b, &rows); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, js, &rows)
 	if len(rows) != 6 || rows[0].Workload != "lockloop" || rows[5].Overcommit != 2 || rows[0].OpsPerSec <= 0 ||
 		rows[0].Jain <= 0 || rows[0].LatP99 == 0 {
 		t.Fatalf("JSON rows %+v", rows)
@@ -370,13 +364,9 @@ func TestLabCommands(t *testing.T) {
 				t.Errorf("%s output lacks %q:\n%s", c.cmd, want, out.String())
 			}
 		}
-		b, err := os.ReadFile(js)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var rows []map[string]any
-		if err := json.Unmarshal(b, &rows); err != nil || len(rows) != c.rows {
-			t.Fatalf("%s JSON: %v, %d rows", c.cmd, err, len(rows))
+		if readJSON(t, js, &rows); len(rows) != c.rows {
+			t.Fatalf("%s JSON: %d rows, want %d", c.cmd, len(rows), c.rows)
 		}
 	}
 }
@@ -403,21 +393,28 @@ func TestRunRounds(t *testing.T) {
 		}
 		at = i
 	}
-	if !strings.Contains(out.String(), "2 rounds of 1 runs per cell") {
+	if !strings.Contains(out.String(), "2 rounds of 1 run(s) per cell") {
 		t.Errorf("output does not say the rounds:\n%s", out.String())
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
 	}
 	var rows []struct {
 		Lock string `json:"lock"`
 		Runs int    `json:"runs"`
 	}
-	if err := json.Unmarshal(b, &rows); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, js, &rows)
 	if len(rows) != 2 || rows[0].Lock != "pv-ticket" || rows[1].Lock != "sync.Mutex" || rows[0].Runs != 2 || rows[1].Runs != 2 {
 		t.Errorf("rows %+v, want pv-ticket and sync.Mutex with 2 runs each", rows)
+	}
+}
+
+// readJSON decodes the JSON file at path into v, failing the test if it
+// cannot.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 }
