@@ -2,6 +2,7 @@ package bench
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pvlock/pvlock/internal/lockcore"
@@ -24,8 +25,9 @@ import (
 // with concurrency restriction on and off (lock=pv-qspin and
 // lock=pv-qspin-unrestricted, ...), side by side with sync.Mutex, which
 // runs first and once more last (lock=sync.Mutex-again) to show the A/A
-// spread. The PV locks also report their restriction's events per 1000
-// operations (reportGateEvents).
+// spread, and with two floors that take no lock (lock=floor-atomic and
+// lock=floor-none, below). The PV locks also report their restriction's
+// events per 1000 operations (reportGateEvents).
 func BenchmarkGoMutex(b *testing.B) {
 	shapes := []struct {
 		name        string
@@ -51,6 +53,36 @@ func BenchmarkGoMutex(b *testing.B) {
 				})
 			}
 			b.Run("lock=sync.Mutex", syncMutex)
+			// Two floors, no lock at all. floor-atomic adds 1 to one shared
+			// word per operation: one read-modify-write of a shared line,
+			// the least an acquisition costs once goroutines on different
+			// CPUs take turns, since each must move the lock's line to its
+			// own CPU. floor-none does the shape's work alone, with nothing
+			// shared. In the work shapes a lock cannot go below
+			// floor-atomic but by keeping all but one goroutine asleep,
+			// which runs the work on one CPU (the shape's ns/op at -cpu 1);
+			// floor-atomic's spread over a run is the host's cost of moving
+			// a line between the CPUs.
+			b.Run("lock=floor-atomic", func(b *testing.B) {
+				var shared atomic.Int64
+				goMutexParallel(b, s.slack, func(pb *testing.PB) int {
+					foo := 0
+					for pb.Next() {
+						shared.Add(1)
+						foo = goMutexWork(foo, s.work)
+					}
+					return foo
+				})
+			})
+			b.Run("lock=floor-none", func(b *testing.B) {
+				goMutexParallel(b, s.slack, func(pb *testing.PB) int {
+					foo := 0
+					for pb.Next() {
+						foo = goMutexWork(foo, s.work)
+					}
+					return foo
+				})
+			})
 			for _, q := range []struct {
 				name string
 				opts []qspin.Option

@@ -3,7 +3,8 @@
 # host load (pvbench -hostload 1:50: a real-time thread busy for half of
 # every 2 ms on CPU 1, as a host's other guests would take it), the PV
 # locks with and without restriction side by side with sync.Mutex and the
-# native locks. Needs root for the real-time thread.
+# native locks, each cell in three rounds of one run with the locks taking
+# turns. Needs root for the real-time thread.
 #
 #   docs/lab/restrict/hostload.sh 4 normal   # at normal priority, as users run
 #   docs/lab/restrict/hostload.sh 5 nice     # in its own scheduler group at nice -20
@@ -18,7 +19,7 @@ out=docs/lab/restrict
 . docs/lab/restrict/prio.sh # run: the invocation's priority
 go build -o /tmp/pvbench-hostload ./bench/cmd/pvbench
 for w in lockloop ebizzy dbench; do
-	run /tmp/pvbench-hostload -workload $w -oc 4 -hostload 1:50 \
+	run /tmp/pvbench-hostload -workload $w -oc 4 -hostload 1:50 -runs 1 -rounds 3 \
 		-locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,pv-ticket-unrestricted,sync.Mutex,native-ticket,native-qspin \
 		-json "$out/hostload-$w-$inv-rows.json" -out "" >"$out/hostload-$w-$inv.txt"
 done

@@ -27,7 +27,12 @@ tables=${3:-all}
 out=docs/lab/restrict
 . docs/lab/restrict/prio.sh # run: the invocation's priority
 go build -o /tmp/pvbench-restrict ./bench/cmd/pvbench
-pv=/tmp/pvbench-restrict
+# Every pvbench table measures each cell in three rounds of one run, the
+# locks taking turns at each factor in every round, so that a lock and
+# sync.Mutex beside it fall in the same spells of the host (invocations up
+# to 20 ran each lock's three runs back to back).
+pvbin=/tmp/pvbench-restrict
+pv="$pvbin -runs 1 -rounds 3"
 if [ "$tables" = idle ]; then
 	for w in lockloop ebizzy dbench; do
 		run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-unrestricted,sync.Mutex \
@@ -37,15 +42,17 @@ if [ "$tables" = idle ]; then
 fi
 go test -c -o /tmp/qspin-restrict.test ./qspin
 run /tmp/qspin-restrict.test -test.run '^$' -test.bench 'RWMutex' -test.cpu 2,8 -test.count 5 -test.benchtime 100ms >"$out/gorwmutex-$inv.txt"
-run $pv rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"
+run $pvbin rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"
 [ "$tables" = rw ] && exit 0
 go test -c -o /tmp/bench-restrict.test ./bench
 # Five rounds of every lock, one count each, rather than five counts of one
 # lock after another: a lock and sync.Mutex are measured seconds apart, not
-# a minute, and the host's slower spells fall on both.
+# a minute, and the host's slower spells fall on both. -cpu 1 gives the
+# work shapes' cost with the work on one CPU, the other side of their floor
+# (summary.py).
 : >"$out/gomutex-$inv.txt"
 for round in 1 2 3 4 5; do
-	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
+	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 1,2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
 done
 run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 5 -test.benchtime 300000x >"$out/pinned-$inv.txt"
 for w in ebizzy dbench; do

@@ -70,6 +70,20 @@ def main(invs):
                     v = m.get(f"BenchmarkGoMutex/shape={shape}/lock={lock}-{cpu}")
                     xs.append(v / base if base and v else None)
                 line(f"{shape} -cpu {cpu} {lock}", xs)
+    print("\nthe same, median ns/op / floor-atomic (one shared atomic add per operation, no lock):")
+    print("at 1.00 a lock costs what moving one cache line between the CPUs costs")
+    for shape in ("work", "workslack"):
+        for cpu in ("2", "8"):
+            for lock in ("pv-qspin", "pv-ticket", "sync.Mutex", "floor-none", "floor-none at -cpu 1"):
+                xs = []
+                for m in meds:
+                    base = m and m.get(f"BenchmarkGoMutex/shape={shape}/lock=floor-atomic-{cpu}")
+                    if lock == "floor-none at -cpu 1":  # the work on one CPU: what keeping all but one goroutine asleep gives
+                        v = m and m.get(f"BenchmarkGoMutex/shape={shape}/lock=floor-none")
+                    else:
+                        v = m and m.get(f"BenchmarkGoMutex/shape={shape}/lock={lock}-{cpu}")
+                    xs.append(v / base if base and v else None)
+                line(f"{shape} -cpu {cpu} {lock}", xs)
 
     print("\nself-pinned threads, 4 per CPU: sync.Mutex ns/op / lock ns/op (bar >= 0.8)")
     meds = [bench_medians("pinned", i) for i in invs]
