@@ -40,6 +40,16 @@ import (
 //     even if the active set never drains. The release looks at the clock
 //     with probability 1/fairCheck only, so that the bound costs a
 //     saturated lock's releases next to nothing.
+//   - deep: once deepPassive waiters or more wait outside (sixteen per
+//     CPU: heavy overcommit, never at 16 vCPUs per CPU or fewer), the
+//     bound shrinks with the queue, FairBound*deepPassive/n for n waiting
+//     outside, and fair admissions stack: a release admits by the bound
+//     even while an admitted waiter is still on its way in. An admitted
+//     vCPU waits for its turn on a CPU crowded with runnable vCPUs, and
+//     with one admission on its way at a time the queue moves one such
+//     wait per admission; a deep queue then kept its last waiter outside
+//     for most of a second. Stacked, the queue turns over within about
+//     deepPassive*FairBound whatever its length.
 //
 // or by itself: the oldest passive waiter watches the lock instead of
 // halting (Gate.watch) if its CPU would idle otherwise: a vCPU with no
@@ -124,6 +134,22 @@ const (
 // it.
 var FairBound = int64(time.Millisecond)
 
+// deepPassive is how many passive waiters make a deep queue, for which
+// the fairness bound shrinks and fair admissions stack (fairBound,
+// Gate.Released): sixteen per CPU, more than 16x overcommit can put
+// outside.
+var deepPassive = uint32(16 * runtime.NumCPU())
+
+// fairBound returns the fairness bound, in nanoseconds, for n passive
+// waiters: FairBound, or for a deep queue FairBound*deepPassive/n, so that
+// the whole queue is admitted within about deepPassive*FairBound.
+func fairBound(n uint32) int64 {
+	if n < deepPassive {
+		return FairBound
+	}
+	return FairBound * int64(deepPassive) / int64(n)
+}
+
 // fairCheck: a release that finds active waiters looks at the clock with
 // probability 1/fairCheck.
 const fairCheck = 16
@@ -179,6 +205,11 @@ type Gate struct {
 	// last is when (Now) a passive waiter was last admitted, or found the
 	// gate without passive waiters: the fairness bound counts from it.
 	last atomic.Int64
+	// stacked counts the admissions made while W was set (a deep queue's
+	// fair admissions) whose waiters have not become active yet. An
+	// admitted waiter that finds one takes it rather than clear W, so
+	// that W is cleared by the last of them to arrive.
+	stacked atomic.Uint32
 }
 
 // passiveWaiters holds the halted passive waiters of every gate, keyed by
@@ -412,11 +443,29 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching, mayWatch bool
 		g.unwatch(lk, w, p, st, ev)
 	}
 	passiveWaiters.Withdraw(w)
-	// Woken to active: our admitter set W and counted us out of the
-	// passive waiters; we count ourselves in as active and clear W, so
-	// that releases may admit the next one.
+	g.becomeActive()
+}
+
+// becomeActive counts an admitted waiter in as active, and clears W if it
+// is the last of the admitted waiters on their way in.
+func (g *Gate) becomeActive() {
+	// Our admitter counted us out of the passive waiters and set W, or,
+	// on a deep queue, stacked us (gate-stack). W stands for one waiter
+	// on its way in and each stacked count for one more; which of them
+	// arrives first does not matter. Lost wakeup, stack: the count is
+	// raised before the head moves past a stacked waiter's ticket, so a
+	// waiter that finds no count finds W set. The last to arrive clears
+	// W, so that releases may admit the next one.
+	d := ^(wokenBit - 2) // adds 1 - wokenBit
+	// step: gate-token
+	for k := g.stacked.Load(); k != 0; k = g.stacked.Load() {
+		if g.stacked.CompareAndSwap(k, k-1) {
+			d = 1 // W stays for the others on their way in
+			break
+		}
+	}
 	// step: gate-active
-	g.state.Add(^(wokenBit - 2)) // adds 1 - wokenBit
+	g.state.Add(d)
 }
 
 // freePolls is how many times a passive waiter that found its lock free
@@ -513,7 +562,7 @@ func (g *Gate) watch(lk Gated, w *kick.Waiter, p uint32, st *Stats, ev *GateEven
 				}
 			}
 		}
-		if Now()-g.last.Load() >= FairBound {
+		if Now()-g.last.Load() >= fairBound(g.Passive()) {
 			// step: gate-watch-fair
 			g.admit(w, p, st, ev, ev.AdmittedFair, true)
 			if g.admitted(p) {
@@ -577,7 +626,13 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	case s < passiveOne:
 		return false
 	case s&wokenBit != 0:
-		return true // the admitted waiter is on its way: admit nobody
+		// The admitted waiter is on its way: admit nobody, unless the
+		// queue is deep and the bound has passed (no watcher keeps it).
+		if s>>passiveShift < deepPassive || s&watchBit != 0 || !g.fairDue(s>>passiveShift) {
+			return true
+		}
+		// step: gate-admit-deep
+		return g.admit(nil, 0, st, ev, ev.AdmittedFair, true)
 	case s&watchBit != 0:
 		// A watcher (X) looks at the lock itself, keeps the fairness bound
 		// itself, and clears X only with a look after it (Gate.unwatch).
@@ -587,34 +642,45 @@ func (g *Gate) Released(st *Stats, ev *GateEvents) bool {
 	case s&activeMask == 0:
 		// step: gate-admit-drained
 		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false)
-	case rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= FairBound:
+	case g.fairDue(s >> passiveShift):
 		// step: gate-admit-fair
 		return g.admit(nil, 0, st, ev, ev.AdmittedFair, true)
 	}
 	return true
 }
 
+// fairDue reports whether a release that finds n passive waiters admits
+// one by the fairness bound: it looks at the clock with probability
+// 1/fairCheck, and the bound for n has passed since the last admission.
+func (g *Gate) fairDue(n uint32) bool {
+	return rand.Uint32N(fairCheck) == 0 && Now()-g.last.Load() >= fairBound(n)
+}
+
 // admit admits the oldest passive waiter, if there is one, none is on its
 // way in already (W) and (unless fair) no active waiter is left, and
 // reports whether passive waiters remain. The state CAS counts it out of
 // the passive waiters and sets W before the head moves past its ticket,
-// so that no second admission can start while it is on its way.
+// so that no second admission can start while it is on its way, except
+// a fair one on a deep queue, which stacks: it leaves W as it is and
+// counts its waiter in stacked instead (see Gate.wait's gate-token).
 //
 // self is the calling passive waiter and own its passive ticket, or nil
 // for a release: a waiter that admits itself is not kicked.
 func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair bool) bool {
+	var stack bool
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
 			return false
 		}
-		if s&wokenBit != 0 || !fair && s&activeMask != 0 || s&activeMask == maxActive {
+		stack = s&wokenBit != 0
+		if stack && !(fair && s>>passiveShift >= deepPassive) || !fair && s&activeMask != 0 || s&activeMask == maxActive {
 			return true // one is on its way in, or the active set has not drained
 		}
 		// C: a swap for this admission while others still wait outside,
 		// fewer than cullMaxPassive; none otherwise. Lost wakeup, cull:
 		// C must never outlive the passive waiters (see gate-cull).
-		n := s - passiveOne + wokenBit
+		n := s - passiveOne | wokenBit
 		if n >= passiveOne && n>>passiveShift < cullMaxPassive {
 			n |= cullBit
 		} else {
@@ -624,6 +690,12 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 		if g.state.CompareAndSwap(s, n) {
 			break
 		}
+	}
+	if stack {
+		// Lost wakeup, stack: the count goes up before the head moves, so
+		// that no waiter can arrive between (gate-token).
+		// step: gate-stack
+		g.stacked.Add(1)
 	}
 	// step: gate-head
 	h := g.head.Add(1) - 1

@@ -250,6 +250,26 @@ func TestGateOff(t *testing.T) {
 func TestGateStress(t *testing.T) {
 	defer func(d int64) { FairBound = d }(FairBound)
 	FairBound = int64(time.Millisecond)
+	gateStress(t)
+}
+
+// The same with every queue of two passive waiters or more deep and a
+// short bound, so that fair admissions stack again and again: every
+// admitted waiter arrives, and W and the stacked counts end cleared.
+func TestGateStressDeep(t *testing.T) {
+	defer func(d int64, p uint32) { FairBound, deepPassive = d, p }(FairBound, deepPassive)
+	FairBound, deepPassive = int64(20*time.Microsecond), 2
+	before := gateEvents()
+	gateStress(t)
+	if gateEvents()[AdmittedFair] == before[AdmittedFair] {
+		t.Error("no fair admission with a 20µs bound")
+	}
+}
+
+// gateStress runs 16 goroutines on one gated lock until each has taken it
+// 300 times, and checks the lock and the gate.
+func gateStress(t *testing.T) {
+	t.Helper()
 	var (
 		l      gateLock
 		oracle testkit.Oracle
@@ -292,8 +312,63 @@ func TestGateStress(t *testing.T) {
 	if d := after[LostWakeups] - before[LostWakeups]; d != 0 {
 		t.Errorf("%d lost wake-ups", d)
 	}
-	if s := l.gate.state.Load(); s != 0 {
-		t.Fatalf("state %#x at the end, want 0", s)
+	if s, k := l.gate.state.Load(), l.gate.stacked.Load(); s != 0 || k != 0 {
+		t.Fatalf("state %#x and %d stacked at the end, want 0 and 0", s, k)
+	}
+}
+
+// On a deep queue the bound shrinks with the queue, and a fair admission
+// stacks: a release past the bound admits the oldest passive waiter even
+// while another is on its way in (W). It leaves W set and counts the
+// waiter in stacked; the arrivals take the counts first, and the last one
+// clears W. A shallow queue never stacks.
+func TestGateDeepQueueStacks(t *testing.T) {
+	if fairBound(deepPassive-1) != FairBound || fairBound(deepPassive) != FairBound ||
+		fairBound(2*deepPassive) != FairBound/2 {
+		t.Fatalf("fairBound: %d, %d, %d for %d, %d and %d waiting outside; want %d, %d, %d",
+			fairBound(deepPassive-1), fairBound(deepPassive), fairBound(2*deepPassive),
+			deepPassive-1, deepPassive, 2*deepPassive, FairBound, FairBound, FairBound/2)
+	}
+	ev := &gateTestEvents
+	// tries calls Released as often as the clock look needs to come up.
+	tries := func(g *Gate) {
+		for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
+			g.Released(gateTestStats, ev)
+		}
+	}
+	// One admitted (head 1) and on its way (W), one active, n outside.
+	setup := func(g *Gate, n uint32, since int64) {
+		g.state.Store(n*passiveOne | wokenBit | 1)
+		g.head.Store(1)
+		g.tail.Store(n + 1)
+		g.last.Store(Now() - since)
+	}
+	var g Gate
+	setup(&g, deepPassive-1, 10*FairBound)
+	tries(&g)
+	if g.head.Load() != 1 {
+		t.Fatalf("a shallow queue (%d outside) stacked an admission", deepPassive-1)
+	}
+	n := 2 * deepPassive
+	setup(&g, n, FairBound/4)
+	tries(&g)
+	if g.head.Load() != 1 {
+		t.Fatalf("%d outside: stacked before the bound (%d ns) had passed", n, fairBound(n))
+	}
+	setup(&g, n, FairBound/2)
+	tries(&g)
+	want := (n-1)*passiveOne | wokenBit | 1 // no C: many are left outside
+	if g.head.Load() != 2 || g.state.Load() != want || g.stacked.Load() != 1 {
+		t.Fatalf("%d outside, past the bound: head %d, state %#x, %d stacked; want 2, %#x, 1",
+			n, g.head.Load(), g.state.Load(), g.stacked.Load(), want)
+	}
+	g.becomeActive()
+	if g.state.Load() != (n-1)*passiveOne|wokenBit|2 || g.stacked.Load() != 0 {
+		t.Fatalf("after the first arrival: state %#x, %d stacked; want W kept and 0", g.state.Load(), g.stacked.Load())
+	}
+	g.becomeActive()
+	if g.state.Load() != (n-1)*passiveOne|3 {
+		t.Fatalf("after the last arrival: state %#x, want W cleared and three active", g.state.Load())
 	}
 }
 
