@@ -202,14 +202,15 @@ type Gate struct {
 	state atomic.Uint32 // see the layout above
 	head  atomic.Uint32 // the next passive ticket to admit
 	tail  atomic.Uint32 // the next passive ticket to hand out
-	// last is when (Now) a passive waiter was last admitted, or found the
-	// gate without passive waiters: the fairness bound counts from it.
-	last atomic.Int64
 	// stacked counts the admissions made while W was set (a deep queue's
 	// fair admissions) whose waiters have not become active yet. An
 	// admitted waiter that finds one takes it rather than clear W, so
-	// that W is cleared by the last of them to arrive.
+	// that W is cleared by the last of them to arrive. It fills the four
+	// bytes before last: a Gate is 24 bytes, as it was without it.
 	stacked atomic.Uint32
+	// last is when (Now) a passive waiter was last admitted, or found the
+	// gate without passive waiters: the fairness bound counts from it.
+	last atomic.Int64
 }
 
 // passiveWaiters holds the halted passive waiters of every gate, keyed by

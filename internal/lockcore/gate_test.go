@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/pvlock/pvlock/internal/relax"
 	"github.com/pvlock/pvlock/internal/testkit"
@@ -202,6 +203,14 @@ func TestGateReleasedRules(t *testing.T) {
 	}
 	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
 		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W (no C: nobody is left outside)", g.head.Load(), g.state.Load())
+	}
+}
+
+// A Gate is 24 bytes, so that a lock that embeds it keeps its word and
+// the gate's state on one cache line.
+func TestGateSize(t *testing.T) {
+	if n := unsafe.Sizeof(Gate{}); n != 24 {
+		t.Errorf("a Gate is %d bytes, want 24", n)
 	}
 }
 
