@@ -663,7 +663,7 @@ func (g *Gate) fairDue(n uint32) bool {
 // the passive waiters and sets W before the head moves past its ticket,
 // so that no second admission can start while it is on its way, except
 // a fair one on a deep queue, which stacks: it leaves W as it is and
-// counts its waiter in stacked instead (see Gate.wait's gate-token).
+// counts its waiter in stacked instead (see Gate.becomeActive).
 //
 // self is the calling passive waiter and own its passive ticket, or nil
 // for a release: a waiter that admits itself is not kicked.

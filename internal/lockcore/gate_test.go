@@ -259,7 +259,7 @@ func TestGateOff(t *testing.T) {
 func TestGateStress(t *testing.T) {
 	defer func(d int64) { FairBound = d }(FairBound)
 	FairBound = int64(time.Millisecond)
-	gateStress(t)
+	gateStress(t, false)
 }
 
 // The same with every queue of two passive waiters or more deep and a
@@ -269,16 +269,34 @@ func TestGateStressDeep(t *testing.T) {
 	defer func(d int64, p uint32) { FairBound, deepPassive = d, p }(FairBound, deepPassive)
 	FairBound, deepPassive = int64(20*time.Microsecond), 2
 	before := gateEvents()
-	gateStress(t)
+	gateStress(t, false)
 	if gateEvents()[AdmittedFair] == before[AdmittedFair] {
 		t.Error("no fair admission with a 20µs bound")
 	}
 }
 
+// The same with vCPUs, eight to a CPU domain whose siblings are runnable,
+// as at 8x overcommit: they halt rather than watch, their admissions are
+// swaps while few wait outside (C), and a stacked admission, which leaves
+// many outside, clears C.
+func TestGateStressDeepVCPUs(t *testing.T) {
+	defer func(d int64, p uint32) { FairBound, deepPassive = d, p }(FairBound, deepPassive)
+	FairBound, deepPassive = int64(20*time.Microsecond), 2
+	before := gateEvents()
+	gateStress(t, true)
+	after := gateEvents()
+	if after[AdmittedFair] == before[AdmittedFair] || after[PassiveHalts] == before[PassiveHalts] {
+		t.Errorf("fair admissions %d, passive halts %d: want both", after[AdmittedFair]-before[AdmittedFair],
+			after[PassiveHalts]-before[PassiveHalts])
+	}
+}
+
 // gateStress runs 16 goroutines on one gated lock until each has taken it
-// 300 times, and checks the lock and the gate.
-func gateStress(t *testing.T) {
+// 300 times, and checks the lock and the gate. With vcpus, each goroutine
+// is a vCPU, eight to each of two CPU domains.
+func gateStress(t *testing.T, vcpus bool) {
 	t.Helper()
+	doms := [2]*kick.Domain{kick.NewDomain(0), kick.NewDomain(1)}
 	var (
 		l      gateLock
 		oracle testkit.Oracle
@@ -288,6 +306,9 @@ func gateStress(t *testing.T) {
 	before := gateEvents()
 	deadline := time.Now().Add(testkit.Short(20*time.Second, 60*time.Second))
 	testkit.Goroutines(len(counts), func(g int) {
+		if vcpus {
+			defer fakeVCPU(t, MaxVCPUs-32+g, doms[g%2])()
+		}
 		for !stop.Load() {
 			l.Lock()
 			oracle.CriticalSection(g)
