@@ -151,6 +151,11 @@ const (
 	// AdmittedFair counts passive waiters admitted by the fairness bound:
 	// by a release while active waiters remained, or by a watcher itself.
 	AdmittedFair = lockcore.AdmittedFair
+	// AdmittedStacked counts passive waiters admitted by the fairness
+	// bound of a deep queue (sixteen waiting outside per CPU, or more)
+	// while another admitted waiter was still on its way in: the fair
+	// admissions that stacked, which AdmittedFair does not include.
+	AdmittedStacked = lockcore.AdmittedStacked
 	// PassiveWatches counts passive waits that watched the lock while the
 	// waiter's CPU would have idled, rather than halt (a vCPU with no
 	// runnable sibling, or a goroutine of a program with no more Ps than

@@ -76,6 +76,7 @@ const (
 	PassiveKicks       = lockcore.PassiveKicks       // admissions that kicked a halted passive waiter
 	AdmittedDrained    = lockcore.AdmittedDrained    // passive waiters admitted by a release that found no waiter with a ticket, or by a watcher that found the lock left free
 	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound, by a release while others held tickets or by a watcher itself
+	AdmittedStacked    = lockcore.AdmittedStacked    // passive waiters admitted by the fairness bound of a deep queue while another admitted one was still on its way in
 	PassiveWatches     = lockcore.PassiveWatches     // passive waits that watched the lock, their CPU otherwise idle, rather than halt (vCPUs, and goroutines when GOMAXPROCS <= NumCPU)
 	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted
 )

@@ -75,13 +75,14 @@ const (
 	PassiveKicks    = "passive_kicks"
 	AdmittedDrained = "admitted_drained"
 	AdmittedFair    = "admitted_fair"
+	AdmittedStacked = "admitted_stacked"
 	PassiveWatches  = "passive_watches"
 	PassiveCulls    = "passive_culls"
 )
 
 // gateEventNames are the events a Gate counts, in the order a lock's event
 // table appends them (WithGateEvents).
-var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair, PassiveWatches, PassiveCulls}
+var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair, AdmittedStacked, PassiveWatches, PassiveCulls}
 
 // NumGateEvents is the number of events a Gate counts.
 const NumGateEvents = len(gateEventNames)
@@ -99,7 +100,8 @@ func WithGateEvents(names []string) []string {
 func GateEventsAt(first int, halt HaltEvents) GateEvents {
 	return GateEvents{
 		Passive: first, PassiveHalts: first + 1, PassiveSpurious: first + 2, PassiveKicks: first + 3,
-		AdmittedDrain: first + 4, AdmittedFair: first + 5, Watches: first + 6, Culled: first + 7, Halt: halt,
+		AdmittedDrain: first + 4, AdmittedFair: first + 5, AdmittedStack: first + 6, Watches: first + 7, Culled: first + 8,
+		Halt: halt,
 	}
 }
 

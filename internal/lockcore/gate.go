@@ -49,7 +49,8 @@ import (
 //     with one admission on its way at a time the queue moves one such
 //     wait per admission; a deep queue then kept its last waiter outside
 //     for most of a second. Stacked, the queue turns over within about
-//     deepPassive*FairBound whatever its length.
+//     deepPassive*FairBound whatever its length. Stacked admissions have
+//     their own count (AdmittedStacked); the fair count has the others.
 //
 // or by itself: the oldest passive waiter watches the lock instead of
 // halting (Gate.watch) if its CPU would idle otherwise: a vCPU with no
@@ -189,6 +190,7 @@ type GateEvents struct {
 	PassiveKicks    int // admissions that kicked a published passive waiter
 	AdmittedDrain   int // admissions by a release that found no active waiter
 	AdmittedFair    int // admissions by the fairness bound
+	AdmittedStack   int // fair admissions on a deep queue made while another admitted waiter was on its way in
 	Watches         int // passive waits that watched the lock (Gate.watch)
 	Culled          int // passive waits of vCPUs that C sent outside (Gate.enter)
 	Halt            HaltEvents
@@ -666,7 +668,8 @@ func (g *Gate) fairDue(n uint32) bool {
 // counts its waiter in stacked instead (see Gate.becomeActive).
 //
 // self is the calling passive waiter and own its passive ticket, or nil
-// for a release: a waiter that admits itself is not kicked.
+// for a release: a waiter that admits itself is not kicked. The admission
+// counts the event cause, or ev.AdmittedStack if it stacked.
 func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair bool) bool {
 	var stack bool
 	for {
@@ -697,6 +700,7 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 		// that no waiter can arrive between (gate-token).
 		// step: gate-stack
 		g.stacked.Add(1)
+		cause = ev.AdmittedStack
 	}
 	// step: gate-head
 	h := g.head.Add(1) - 1

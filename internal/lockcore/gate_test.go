@@ -270,8 +270,8 @@ func TestGateStressDeep(t *testing.T) {
 	FairBound, deepPassive = int64(20*time.Microsecond), 2
 	before := gateEvents()
 	gateStress(t, false)
-	if gateEvents()[AdmittedFair] == before[AdmittedFair] {
-		t.Error("no fair admission with a 20µs bound")
+	if gateEvents()[AdmittedStacked] == before[AdmittedStacked] {
+		t.Error("no stacked admission with a 20µs bound and every queue of two deep")
 	}
 }
 
@@ -285,8 +285,8 @@ func TestGateStressDeepVCPUs(t *testing.T) {
 	before := gateEvents()
 	gateStress(t, true)
 	after := gateEvents()
-	if after[AdmittedFair] == before[AdmittedFair] || after[PassiveHalts] == before[PassiveHalts] {
-		t.Errorf("fair admissions %d, passive halts %d: want both", after[AdmittedFair]-before[AdmittedFair],
+	if after[AdmittedStacked] == before[AdmittedStacked] || after[PassiveHalts] == before[PassiveHalts] {
+		t.Errorf("stacked admissions %d, passive halts %d: want both", after[AdmittedStacked]-before[AdmittedStacked],
 			after[PassiveHalts]-before[PassiveHalts])
 	}
 }
@@ -390,11 +390,17 @@ func TestGateDeepQueueStacks(t *testing.T) {
 		t.Fatalf("%d outside: stacked before the bound (%d ns) had passed", n, fairBound(n))
 	}
 	setup(&g, n, FairBound/2)
+	before := gateEvents()
 	tries(&g)
 	want := (n-1)*passiveOne | wokenBit | 1 // no C: many are left outside
 	if g.head.Load() != 2 || g.state.Load() != want || g.stacked.Load() != 1 {
 		t.Fatalf("%d outside, past the bound: head %d, state %#x, %d stacked; want 2, %#x, 1",
 			n, g.head.Load(), g.state.Load(), g.stacked.Load(), want)
+	}
+	// It counts as stacked, not as fair.
+	after := gateEvents()
+	if d, f := after[AdmittedStacked]-before[AdmittedStacked], after[AdmittedFair]-before[AdmittedFair]; d != 1 || f != 0 {
+		t.Errorf("stacked admissions %d and fair %d, want 1 and 0", d, f)
 	}
 	g.becomeActive()
 	if g.state.Load() != (n-1)*passiveOne|wokenBit|2 || g.stacked.Load() != 0 {

@@ -513,7 +513,7 @@ func collectAdmissions(ch chan<- prometheus.Metric, snap lockstat.Snapshot, used
 	}
 	admitted := uint64(0)
 	for _, c := range []struct{ ev, cause string }{
-		{lockcore.AdmittedDrained, "drained"}, {lockcore.AdmittedFair, "fair"},
+		{lockcore.AdmittedDrained, "drained"}, {lockcore.AdmittedFair, "fair"}, {lockcore.AdmittedStacked, "stacked"},
 	} {
 		n := snap.Events[c.ev]
 		admitted += n

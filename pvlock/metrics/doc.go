@@ -77,10 +77,11 @@
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
 // cause} counts the waiters let back in, by a release that found no active
 // waiter or by a watching waiter that found the lock left free
-// (cause="drained", admitted_drained) or by the fairness bound, a deep
-// queue's stacked admissions among them (cause="fair", admitted_fair), and
-// the gauge pvlock_passive_waiters{lock,
-// mode, name} is the number waiting outside now (passive waits begun less
+// (cause="drained", admitted_drained), by the fairness bound
+// (cause="fair", admitted_fair), or by the fairness bound of a deep queue
+// while another admitted waiter was still on its way in (cause="stacked",
+// admitted_stacked); the gauge pvlock_passive_waiters{lock, mode, name}
+// is the number waiting outside now (passive waits begun less
 // admissions).
 //
 // The reader-writer lock (qspin.RWLock, lock="qrwlock") counts by role,

@@ -248,7 +248,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		"pvlock_kicks_total":              {ticket.ReleasedSlowKicked, ticket.PassiveKicks},
 		"pvlock_spurious_wakeups_total":   {ticket.SpuriousWakeups, ticket.PassiveSpurious},
 		"pvlock_passive_waits_total":      {ticket.PassiveWaits},
-		"pvlock_passive_admissions_total": {ticket.AdmittedDrained, ticket.AdmittedFair},
+		"pvlock_passive_admissions_total": {ticket.AdmittedDrained, ticket.AdmittedFair, ticket.AdmittedStacked},
 	} {
 		want := 0.0
 		for _, ev := range events {
