@@ -50,8 +50,9 @@ func BenchmarkHandoff(b *testing.B) {
 			pingPong(b, c.cpuA, c.cpuB, func(me, peer *Waiter) {
 				me.Arm()
 				peer.Kick()
-				me.Halt(0)
+				haltUntilKicked(me)
 			}, a, z)
+			b.ReportMetric(float64(a.Counters().Spurious+z.Counters().Spurious)/float64(b.N), "spurious/op")
 		})
 	}
 	b.Run("same-cpu/yield", func(b *testing.B) {
@@ -72,7 +73,7 @@ func pingPong(b *testing.B, cpuA, cpuB int, step func(me, peer *Waiter), a, z *W
 		pin(b, cpuB)
 		z.Arm()
 		close(ready)
-		z.Halt(0)
+		haltUntilKicked(z)
 		for i := 0; i < b.N; i++ {
 			if i == b.N-1 {
 				a.Kick()
@@ -94,6 +95,18 @@ func pingPong(b *testing.B, cpuA, cpuB int, step func(me, peer *Waiter), a, z *W
 	}()
 	<-done
 	wg.Wait()
+}
+
+// haltUntilKicked halts w until a kick ends the halt. A futex sleep may
+// also end with no kick for it: a kicker's wake that lands after its
+// waiter already left, here or in an earlier benchmark whose waiter had
+// the same address, wakes whoever sleeps on that address now. Each side
+// of a ping-pong halts once per kick, so a halt that returned on such a
+// wake would put the two sides out of step, and the last halt would wait
+// for a kick that never comes.
+func haltUntilKicked(w *Waiter) {
+	for w.Halt(0) != Kicked {
+	}
 }
 
 func pingPongYield(b *testing.B, turn *atomic.Int32) {
