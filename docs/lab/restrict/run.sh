@@ -45,6 +45,14 @@ run /tmp/qspin-restrict.test -test.run '^$' -test.bench 'RWMutex' -test.cpu 2,8 
 run $pvbin rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"
 [ "$tables" = rw ] && exit 0
 go test -c -o /tmp/bench-restrict.test ./bench
+# The host's price of a hand-off to a waiter that is not running, before
+# and after Go's benchmarks: a futex wake on the same CPU and across CPUs,
+# which moves with the host's spells (a restricted lock's passive waits
+# pay it; the summary prints it beside the tables).
+go test -c -o /tmp/kick-restrict.test ./kick
+handoff() { run /tmp/kick-restrict.test -test.run '^$' -test.bench 'Handoff/(same|cross)-cpu/futex' -test.count 3 -test.benchtime 20000x >>"$out/handoff-$inv.txt"; }
+: >"$out/handoff-$inv.txt"
+handoff
 # Five rounds of every lock, one count each, rather than five counts of one
 # lock after another: a lock and sync.Mutex are measured seconds apart, not
 # a minute, and the host's slower spells fall on both. -cpu 1 gives the
@@ -54,6 +62,7 @@ go test -c -o /tmp/bench-restrict.test ./bench
 for round in 1 2 3 4 5; do
 	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 1,2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
 done
+handoff
 run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 5 -test.benchtime 300000x >"$out/pinned-$inv.txt"
 for w in ebizzy dbench; do
 	run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,sync.Mutex,native-ticket -json "$out/$w-$inv-rows.json" -out "" >"$out/$w-$inv.txt"

@@ -70,6 +70,15 @@ def main(invs):
                     v = m.get(f"BenchmarkGoMutex/shape={shape}/lock={lock}-{cpu}")
                     xs.append(v / base if base and v else None)
                 line(f"{shape} -cpu {cpu} {lock}", xs)
+    print("\nthe host's hand-off to a halted waiter (kick's BenchmarkHandoff, one round trip = two")
+    print("futex wake-ups), median µs per round trip, before and after Go's benchmarks")
+    hand = [bench_medians("handoff", i) for i in invs]
+    for case in ("same-cpu", "cross-cpu"):
+        xs = []
+        for m in hand:
+            v = m and m.get(f"BenchmarkHandoff/{case}/futex-2")
+            xs.append(v / 1000 if v else None)
+        line(f"{case} futex round trip", xs)
     print("\nthe same, median ns/op / floor-atomic (one shared atomic add per operation, no lock):")
     print("at 1.00 a lock costs what moving one cache line between the CPUs costs")
     for shape in ("work", "workslack"):
