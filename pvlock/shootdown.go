@@ -48,8 +48,10 @@ func (v *VCPU) drain() {
 
 // Idle halts the calling vCPU for up to d, the way an idle guest halts until
 // its next timer: the vCPU counts as halted, so PV calls skip it. A kick (a
-// native call, or anyone kicking v.Waiter()) ends the halt early. Idle must
-// be called on v's own thread and panics otherwise; d <= 0 returns at once.
+// native call, or anyone kicking v.Waiter()) ends the halt early, and so,
+// rarely, does a stray wake-up (kick.Spurious), as a guest's idle halt ends
+// on any interrupt. Idle must be called on v's own thread and panics
+// otherwise; d <= 0 returns at once.
 func (v *VCPU) Idle(d time.Duration) kick.Result {
 	if d <= 0 {
 		return kick.TimedOut
