@@ -71,8 +71,9 @@
  * an admitted waiter that finds a count takes it instead of clearing W.
  * -DSTACK=0 leaves the stacked admissions out, for a smaller state space
  * (alldone with two rounds: 13.9M states, against 37.7M with them).
- * Gated.Free's freePolls polls (a watcher's watchFreePolls) are one poll here: a run of polls that all find the lock
- * free ends as one poll at the last of them, and a run that finds it held as one poll at that moment.
+ * Gated.Free's freePolls polls (a watcher's watchFreePolls) are one poll
+ * here: a run of polls that all find the lock free ends as one poll at the
+ * last of them, and a run that finds it held as one poll at that moment.
  *
  * Watching (Gate.watch) is the passive wait of a waiter whose CPU would
  * idle otherwise; whether a waiter may watch (canWatch: halt-polling on,

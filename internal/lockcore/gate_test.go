@@ -546,6 +546,55 @@ func TestGateWatcherKeepsTheFairnessBound(t *testing.T) {
 	}
 }
 
+// flickerLock is a lock that, once flickering, is free in runs of run
+// consecutive looks with 2*run held looks between them: a holder whose
+// critical sections leave the lock free for short gaps, measured in the
+// polls that see them. Before flickering it is held.
+type flickerLock struct {
+	flicker atomic.Bool
+	looks   atomic.Int64
+	run     int64
+}
+
+func (l *flickerLock) MarkPassive() {}
+func (l *flickerLock) Free() bool {
+	return l.flicker.Load() && l.looks.Add(1)%(3*l.run) < l.run
+}
+
+// A watcher lets itself in only when its look finds the lock free for
+// watchFreePolls polls: gaps of twice a passive waiter's freePolls, which
+// a holder taking its lock again a microsecond or two after each release
+// leaves, keep it outside until the fairness bound admits it.
+func TestGateWatcherIgnoresShortGaps(t *testing.T) {
+	defer withGoroutineWatch(time.Hour, 2*time.Millisecond)()
+	if watchFreePolls <= 2*freePolls {
+		t.Fatalf("watchFreePolls %d: the gaps below would let the watcher in", watchFreePolls)
+	}
+	l := &flickerLock{run: 2 * freePolls}
+	var g Gate
+	before := gateEvents()
+	admitted := make(chan struct{})
+	go func() {
+		g.Enter(l, gateTestStats, &gateTestEvents, true)
+		g.Demote(l, gateTestStats, &gateTestEvents) // returns once admitted
+		g.Leave()
+		close(admitted)
+	}()
+	testkit.WaitFor(t, "the watch", func() bool { return gateEvents()[PassiveWatches] > before[PassiveWatches] })
+	l.flicker.Store(true)
+	testkit.Receive(t, admitted, 30*time.Second, "the watcher was never admitted")
+	after := gateEvents()
+	if d, f := after[AdmittedDrained]-before[AdmittedDrained], after[AdmittedFair]-before[AdmittedFair]; d != 0 || f != 1 {
+		t.Errorf("admissions: %d drained, %d fair; want 0 and 1 (gaps of %d polls let the watcher in)", d, f, l.run)
+	}
+	if l.looks.Load() == 0 {
+		t.Error("the watcher never looked at the flickering lock")
+	}
+	if s := g.state.Load(); s != 0 {
+		t.Errorf("state %#x at the end, want 0", s)
+	}
+}
+
 // A watch that finds the lock held for the whole halt-poll window ends in
 // a halt; as the watcher clears X it marks the lock again (a release
 // meanwhile may have cleared a mark that X made it skip), and the next
