@@ -35,7 +35,15 @@ const (
 	// spinner's domain: about a microsecond of spinning here.
 	siblingCheckEvery = 64
 	// minSiblingSpin and maxSiblingSpin bound a vCPU's sibling window.
-	minSiblingSpin = siblingCheckEvery
+	// The floor is about 20 µs of spinning here, the order of one futex
+	// wake-up across CPUs (27 µs for a round trip, two hand-offs): a FIFO
+	// waiter that halts for a sibling puts that wake-up on the lock's next
+	// hand-off, so it spins at least about as long as the wake-up will
+	// cost (spin-then-block's competitive rule). With a floor of 64 polls
+	// (about a microsecond) the window sank there on lockloop at 3x-4x,
+	// and pv-ticket made 0.82-0.92x sync.Mutex at 4x where 1024 makes
+	// 0.89-0.98x; README, "The sibling window's floor".
+	minSiblingSpin = 1024
 	maxSiblingSpin = DefaultSpinThreshold
 	// initialSiblingSpin is a vCPU's sibling window when it starts.
 	initialSiblingSpin = minSiblingSpin

@@ -89,3 +89,63 @@ func TestSpinnerOnVCPU(t *testing.T) {
 		}
 	}
 }
+
+// TestSiblingWindowFloor checks the adaptive sibling window of a vCPU
+// whose CPU is contended: a waiter spins its window and halts, each such
+// give-up halves the window but never below minSiblingSpin, and a wait won
+// while the sibling waited doubles it.
+func TestSiblingWindowFloor(t *testing.T) {
+	const slot = MaxVCPUs - 3 // no test vCPU uses it
+	w := kick.NewWaiter(kick.Futex)
+	d := kick.NewDomain(1)
+	d.Enter()
+	d.Enter() // two runnable vCPUs on one CPU: contended
+	w.SetDomain(d)
+	var v VCPU
+	v.Init(w, func() {})
+	v.Attach(slot)
+	defer v.Detach()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := kick.Bind(w); err != nil {
+		t.Skip(err) // no way to identify the thread in this build
+	}
+	defer kick.Unbind()
+
+	if got := v.SiblingSpin(); got != initialSiblingSpin {
+		t.Fatalf("a new vCPU's window is %d, want %d", got, initialSiblingSpin)
+	}
+	spin := func() uint32 {
+		sp := NewSpinner(DefaultSpinThreshold, false)
+		for sp.Spin() {
+		}
+		return sp.Spins()
+	}
+	// A wait won after the sibling was seen doubles the window; give-ups
+	// then halve it down to the floor, and no further.
+	sp := NewSpinner(DefaultSpinThreshold, false)
+	for sp.Spins() < siblingCheckEvery {
+		sp.Spin()
+	}
+	sp.Acquired()
+	if got, want := v.SiblingSpin(), uint32(2*minSiblingSpin); got != want {
+		t.Fatalf("a wait won beside a sibling left the window at %d, want %d", got, want)
+	}
+	for i, want := range []uint32{2 * minSiblingSpin, minSiblingSpin, minSiblingSpin} {
+		if n := spin(); n != want {
+			t.Fatalf("give-up %d spun %d polls, want the window, %d", i, n, want)
+		}
+	}
+	if got := v.SiblingSpin(); got != minSiblingSpin {
+		t.Fatalf("after give-ups the window is %d, want the floor %d", got, minSiblingSpin)
+	}
+	// An idle CPU is no reason to halt: with the sibling gone, the waiter
+	// spins past the window.
+	d.Leave()
+	sp = NewSpinner(DefaultSpinThreshold, false)
+	for sp.Spins() < 2*minSiblingSpin {
+		if !sp.Spin() {
+			t.Fatalf("halted after %d polls on an uncontended CPU", sp.Spins())
+		}
+	}
+}
