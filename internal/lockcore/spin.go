@@ -35,15 +35,12 @@ const (
 	// spinner's domain: about a microsecond of spinning here.
 	siblingCheckEvery = 64
 	// minSiblingSpin and maxSiblingSpin bound a vCPU's sibling window.
-	// The floor is about 20 µs of spinning here, the order of one futex
-	// wake-up across CPUs (27 µs for a round trip, two hand-offs): a FIFO
-	// waiter that halts for a sibling puts that wake-up on the lock's next
-	// hand-off, so it spins at least about as long as the wake-up will
-	// cost (spin-then-block's competitive rule). With a floor of 64 polls
-	// (about a microsecond) the window sank there on lockloop at 3x-4x,
-	// and pv-ticket made 0.82-0.92x sync.Mutex at 4x where 1024 makes
-	// 0.89-0.98x; README, "The sibling window's floor".
-	minSiblingSpin = 1024
+	// A floor of 1024 polls (about 20 µs here, the order of the wake-up
+	// that a halt puts on the next hand-off) was measured against this
+	// one: lockloop at 4x gained 4-9%, but the FIFO locks' max/min at 16x
+	// spread from under 50 to 77-165 on ebizzy and dbench. README, "The
+	// sibling window's floor".
+	minSiblingSpin = siblingCheckEvery
 	maxSiblingSpin = DefaultSpinThreshold
 	// initialSiblingSpin is a vCPU's sibling window when it starts.
 	initialSiblingSpin = minSiblingSpin
