@@ -44,6 +44,7 @@ import (
 type Domain struct {
 	_        cpu.CacheLinePad
 	runnable atomic.Int32 // waiters homed here that are not halted
+	homed    atomic.Int32 // waiters homed here, halted or not
 	capacity int32        // CPUs in the domain
 	_        cpu.CacheLinePad
 }
@@ -57,12 +58,25 @@ func NewDomain(cpus int) *Domain {
 	return &Domain{capacity: int32(cpus)}
 }
 
-// Enter counts one more runnable waiter in the domain: a thread homed here
-// started running work.
-func (d *Domain) Enter() { d.runnable.Add(1) }
+// Enter counts one more waiter homed in the domain, and runnable: a thread
+// homed here started running work.
+func (d *Domain) Enter() {
+	d.homed.Add(1)
+	d.runnable.Add(1)
+}
 
-// Leave counts one runnable waiter less: a thread homed here stopped.
-func (d *Domain) Leave() { d.runnable.Add(-1) }
+// Leave counts one homed and runnable waiter less: a thread homed here
+// stopped.
+func (d *Domain) Leave() {
+	d.runnable.Add(-1)
+	d.homed.Add(-1)
+}
+
+// PerCPU returns the number of waiters homed in the domain per CPU,
+// rounded up: the domain's overcommit factor, at least 1.
+func (d *Domain) PerCPU() int {
+	return max(1, int(d.homed.Load()+d.capacity-1)/int(d.capacity))
+}
 
 // Runnable returns the number of waiters homed in the domain that are
 // neither halted nor polling.
@@ -76,6 +90,11 @@ func (d *Domain) Idle() bool { return d.runnable.Load() < d.capacity }
 // CPUs. Asked by a running waiter (which counts itself), it means another
 // waiter homed here is runnable and waits for the CPU the caller spins on.
 func (d *Domain) Contended() bool { return d.runnable.Load() > d.capacity }
+
+// Queued returns how many runnable waiters the domain has beyond its CPUs:
+// asked by a running waiter, the waiters homed here that wait for a CPU
+// while it runs. Contended is Queued() > 0.
+func (d *Domain) Queued() int { return max(0, int(d.runnable.Load()-d.capacity)) }
 
 // Halt-poll window adaptation, after KVM's grow/shrink of halt_poll_ns.
 const (

@@ -81,6 +81,51 @@ func TestDomainCountBalances(t *testing.T) {
 	t.Logf("%d polls, %d caught their kick", polls, ok)
 }
 
+// TestDomainPerCPUAndQueued checks the two counts a waiter sizes its spin
+// by: the overcommit factor counts every waiter homed in the domain,
+// halted or not, per CPU and rounded up; the queue counts the runnable ones
+// beyond the CPUs, and a halt takes one out of it.
+func TestDomainPerCPUAndQueued(t *testing.T) {
+	d := NewDomain(2)
+	if p, q := d.PerCPU(), d.Queued(); p != 1 || q != 0 {
+		t.Fatalf("an empty domain: %d per CPU, %d queued; want 1 and 0", p, q)
+	}
+	for range 5 {
+		d.Enter()
+	}
+	if p, q := d.PerCPU(), d.Queued(); p != 3 || q != 3 {
+		t.Fatalf("5 waiters on 2 CPUs: %d per CPU, %d queued; want 3 and 3", p, q)
+	}
+	w := NewWaiter(Futex)
+	w.SetDomain(d)
+	w.Arm()
+	done := make(chan Result)
+	go func() { done <- w.Sleep(10 * time.Second) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Queued() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a halted waiter left %d queued, want 2", d.Queued())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if p := d.PerCPU(); p != 3 {
+		t.Fatalf("a halt changed the overcommit factor to %d, want 3", p)
+	}
+	w.Kick()
+	if r := <-done; r != Kicked {
+		t.Fatalf("the halted waiter returned %v, want Kicked", r)
+	}
+	if q := d.Queued(); q != 3 {
+		t.Fatalf("after the kick %d queued, want 3", q)
+	}
+	for range 5 {
+		d.Leave()
+	}
+	if p, q := d.PerCPU(), d.Queued(); p != 1 || q != 0 {
+		t.Fatalf("after every waiter left: %d per CPU, %d queued; want 1 and 0", p, q)
+	}
+}
+
 // TestPollStopsForSibling checks that a polling waiter gives its CPU up as
 // soon as a sibling of its domain is kicked: its poll is cut short (an
 // invalid poll) long before its window ends.

@@ -17,7 +17,8 @@ import (
 // waiter then spins at most its vCPU's sibling window and halts. The window
 // adapts per vCPU: it doubles when a spin that went on while a sibling
 // waited ended in the lock, and halves when the waiter gave up and halted.
-// This is the "spin more when undercommitted, less when overcommitted" the
+// While two siblings or more wait for the CPU, the waiter spins at least the
+// sibling floor, set by the CPU's overcommit (siblingFloor). This is the "spin more when undercommitted, less when overcommitted" the
 // PV ticketlock work asked for, answered with what the runtime knows.
 //
 // Halt-polling. A halting vCPU polls its kick word while its CPU would
@@ -35,16 +36,49 @@ const (
 	// spinner's domain: about a microsecond of spinning here.
 	siblingCheckEvery = 64
 	// minSiblingSpin and maxSiblingSpin bound a vCPU's sibling window.
-	// A floor of 1024 polls (about 20 µs here, the order of the wake-up
-	// that a halt puts on the next hand-off) was measured against this
-	// one: lockloop at 4x gained 4-9%, but the FIFO locks' max/min at 16x
-	// spread from under 50 to 77-165 on ebizzy and dbench. README, "The
-	// sibling window's floor".
 	minSiblingSpin = siblingCheckEvery
 	maxSiblingSpin = DefaultSpinThreshold
 	// initialSiblingSpin is a vCPU's sibling window when it starts.
 	initialSiblingSpin = minSiblingSpin
+	// maxSiblingFloor is the longest sibling floor: about 20 µs of
+	// spinning here, the order of the wake-up that a halt puts on the
+	// lock's next hand-off.
+	maxSiblingFloor = 1024
+	// siblingFloorBudget is the sibling floor times the square of the
+	// vCPUs per CPU: maxSiblingFloor at 4x.
+	siblingFloorBudget = 16 * maxSiblingFloor
 )
+
+// siblingFloor returns the least a waiter homed in d spins while two
+// siblings or more wait for its CPU (kick.Domain.Queued): for n vCPUs per
+// CPU, siblingFloorBudget/n² polls, between minSiblingSpin and
+// maxSiblingFloor. That is 1024 polls at 3x and 4x, 256 at 8x, and from 16x
+// on minSiblingSpin, where the floor changes nothing.
+//
+// A waiter that halts for a sibling puts a wake-up on the lock's next
+// hand-off if it is next; the adaptive window halves down to
+// minSiblingSpin after a few give-ups, and the wake-ups then cost the FIFO
+// locks up to a tenth of lockloop's throughput at 4x. The floor keeps such
+// a waiter spinning for about a wake-up. Its gain shrinks with n, because
+// the waiter is next less often among more waiters, and its cost grows
+// with n, because the spin delays every queued sibling: so it falls as
+// 1/n². With one sibling queued the floor does not apply: the spin then
+// halves that sibling's share of the CPU, and on a saturated lock that
+// sibling is often the holder. Below three vCPUs per CPU two queued
+// siblings can only be the count's brief over-run during a kick (see
+// kick's Domain), so there the floor is minSiblingSpin.
+//
+// Measured (README, "The sibling window's floor"): a fixed floor of 1024
+// polls gained lockloop 4-9% at 4x, cost the FIFO locks' dbench up to 10% at
+// 2x, and spread their max/min at 16x from under 50 to 77-165 on ebizzy and
+// dbench. This one keeps the 4x gain and leaves 2x and 16x as they were.
+func siblingFloor(d *kick.Domain) uint32 {
+	n := uint32(d.PerCPU())
+	if n < 3 {
+		return minSiblingSpin
+	}
+	return min(maxSiblingFloor, max(minSiblingSpin, siblingFloorBudget/(n*n)))
+}
 
 // Spinner paces one spin phase of a PV lock waiter: a PAUSE per spin, an
 // acknowledgement of cross-vCPU calls every SpinPollEvery spins, and the
@@ -56,6 +90,7 @@ type Spinner struct {
 	n         uint32 // spins so far
 	limit     uint32 // the lock's spin threshold
 	sibling   uint32 // spins allowed while a sibling waits
+	floor     uint32 // spins allowed while two siblings or more wait (siblingFloor)
 	contended bool   // a sibling was seen waiting during this phase
 }
 
@@ -68,7 +103,9 @@ func NewSpinner(threshold uint32, fixed bool) Spinner {
 		if v := Of(w); v != nil {
 			s.v = v // for poll, fixed or not
 			if !fixed {
-				s.d = w.Domain()
+				if s.d = w.Domain(); s.d != nil {
+					s.floor = siblingFloor(s.d)
+				}
 				s.sibling = v.sibSpin.Load()
 			}
 			return s
@@ -105,11 +142,13 @@ func (s *Spinner) Spin() bool {
 	if s.n >= s.limit {
 		return false
 	}
-	if s.d != nil && s.n%siblingCheckEvery == 0 && s.d.Contended() {
-		s.contended = true
-		if s.n >= s.sibling {
-			s.v.sibSpin.Store(max(s.sibling/2, minSiblingSpin))
-			return false
+	if s.d != nil && s.n%siblingCheckEvery == 0 {
+		if q := s.d.Queued(); q > 0 {
+			s.contended = true
+			if s.n >= s.sibling && (q < 2 || s.n >= s.floor) {
+				s.v.sibSpin.Store(max(s.sibling/2, minSiblingSpin))
+				return false
+			}
 		}
 	}
 	relax.Pause(1)

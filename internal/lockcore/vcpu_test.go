@@ -1,8 +1,10 @@
 package lockcore
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/pvlock/pvlock/kick"
 )
@@ -91,61 +93,179 @@ func TestSpinnerOnVCPU(t *testing.T) {
 }
 
 // TestSiblingWindowFloor checks the adaptive sibling window of a vCPU
-// whose CPU is contended: a waiter spins its window and halts, each such
+// whose CPU is contended, at 2x and at 16x, where the sibling floor is the
+// window's own floor: a waiter spins its window and halts, each such
 // give-up halves the window but never below minSiblingSpin, and a wait won
 // while the sibling waited doubles it.
 func TestSiblingWindowFloor(t *testing.T) {
-	const slot = MaxVCPUs - 3 // no test vCPU uses it
-	w := kick.NewWaiter(kick.Futex)
+	for _, homed := range []int{2, 16} {
+		t.Run(fmt.Sprintf("%dx", homed), func(t *testing.T) {
+			d := kick.NewDomain(1)
+			for range homed {
+				d.Enter() // runnable vCPUs on one CPU: contended
+			}
+			v := bindTestVCPU(t, d)
+			if got := v.SiblingSpin(); got != initialSiblingSpin {
+				t.Fatalf("a new vCPU's window is %d, want %d", got, initialSiblingSpin)
+			}
+			// A wait won after the sibling was seen doubles the window;
+			// give-ups then halve it down to the floor, and no further.
+			sp := NewSpinner(DefaultSpinThreshold, false)
+			for sp.Spins() < siblingCheckEvery {
+				sp.Spin()
+			}
+			sp.Acquired()
+			if got, want := v.SiblingSpin(), uint32(2*minSiblingSpin); got != want {
+				t.Fatalf("a wait won beside a sibling left the window at %d, want %d", got, want)
+			}
+			for i, want := range []uint32{2 * minSiblingSpin, minSiblingSpin, minSiblingSpin} {
+				if n := spinOut(); n != want {
+					t.Fatalf("give-up %d spun %d polls, want the window, %d", i, n, want)
+				}
+			}
+			if got := v.SiblingSpin(); got != minSiblingSpin {
+				t.Fatalf("after give-ups the window is %d, want the floor %d", got, minSiblingSpin)
+			}
+			// An idle CPU is no reason to halt: with the siblings gone, the
+			// waiter spins past the window.
+			for range homed - 1 {
+				d.Leave()
+			}
+			sp = NewSpinner(DefaultSpinThreshold, false)
+			for sp.Spins() < 2*minSiblingSpin {
+				if !sp.Spin() {
+					t.Fatalf("halted after %d polls on an uncontended CPU", sp.Spins())
+				}
+			}
+		})
+	}
+}
+
+// TestSiblingFloorQueued checks the sibling floor at 4x: while three
+// siblings wait for the CPU, a waiter whose window is at its least spins
+// the floor before it halts, and its window still halves; once only one
+// sibling waits (the others halted), it spins its window.
+func TestSiblingFloorQueued(t *testing.T) {
+	const homed = 4
 	d := kick.NewDomain(1)
-	d.Enter()
-	d.Enter() // two runnable vCPUs on one CPU: contended
+	for range homed {
+		d.Enter()
+	}
+	v := bindTestVCPU(t, d)
+	floor := siblingFloor(d)
+	if floor <= minSiblingSpin {
+		t.Fatalf("the floor at %dx is %d, no more than the window's least, %d", homed, floor, minSiblingSpin)
+	}
+	if n := spinOut(); n != floor {
+		t.Fatalf("with %d siblings queued a give-up spun %d polls, want the floor, %d", homed-1, n, floor)
+	}
+	if got := v.SiblingSpin(); got != minSiblingSpin {
+		t.Fatalf("after a give-up at the floor the window is %d, want %d", got, minSiblingSpin)
+	}
+	wake := haltSiblings(t, d, homed-2)
+	defer wake()
+	if q := d.Queued(); q != 1 {
+		t.Fatalf("%d siblings queued, want 1", q)
+	}
+	if n := spinOut(); n != minSiblingSpin {
+		t.Fatalf("with one sibling queued a give-up spun %d polls, want the window, %d", n, minSiblingSpin)
+	}
+}
+
+// bindTestVCPU makes the calling goroutine, locked to its thread until the
+// test ends, a vCPU homed in d.
+func bindTestVCPU(t *testing.T, d *kick.Domain) *VCPU {
+	t.Helper()
+	const slot = MaxVCPUs - 3 // no other test vCPU uses it
+	w := kick.NewWaiter(kick.Futex)
 	w.SetDomain(d)
-	var v VCPU
+	v := new(VCPU)
 	v.Init(w, func() {})
 	v.Attach(slot)
-	defer v.Detach()
+	t.Cleanup(v.Detach)
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
 	if err := kick.Bind(w); err != nil {
 		t.Skip(err) // no way to identify the thread in this build
 	}
-	defer kick.Unbind()
+	t.Cleanup(kick.Unbind)
+	return v
+}
 
-	if got := v.SiblingSpin(); got != initialSiblingSpin {
-		t.Fatalf("a new vCPU's window is %d, want %d", got, initialSiblingSpin)
-	}
-	spin := func() uint32 {
-		sp := NewSpinner(DefaultSpinThreshold, false)
-		for sp.Spin() {
-		}
-		return sp.Spins()
-	}
-	// A wait won after the sibling was seen doubles the window; give-ups
-	// then halve it down to the floor, and no further.
+// spinOut runs a spin phase of the calling vCPU until it gives up, and
+// returns its spins.
+func spinOut() uint32 {
 	sp := NewSpinner(DefaultSpinThreshold, false)
-	for sp.Spins() < siblingCheckEvery {
-		sp.Spin()
+	for sp.Spin() {
 	}
-	sp.Acquired()
-	if got, want := v.SiblingSpin(), uint32(2*minSiblingSpin); got != want {
-		t.Fatalf("a wait won beside a sibling left the window at %d, want %d", got, want)
+	return sp.Spins()
+}
+
+// haltSiblings halts k waiters homed in d, each on its own goroutine, and
+// returns once d counts them halted; the function it returns kicks them
+// and waits for them.
+func haltSiblings(t *testing.T, d *kick.Domain, k int) (wake func()) {
+	t.Helper()
+	before := d.Runnable()
+	ws := make([]*kick.Waiter, k)
+	done := make(chan struct{}, k)
+	for i := range ws {
+		w := kick.NewWaiter(kick.Futex)
+		w.SetDomain(d)
+		w.Arm()
+		ws[i] = w
+		go func() {
+			for w.Sleep(0) != kick.Kicked {
+			}
+			done <- struct{}{}
+		}()
 	}
-	for i, want := range []uint32{2 * minSiblingSpin, minSiblingSpin, minSiblingSpin} {
-		if n := spin(); n != want {
-			t.Fatalf("give-up %d spun %d polls, want the window, %d", i, n, want)
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Runnable() != before-k {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runnable after halting %d of %d", d.Runnable(), k, before)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return func() {
+		for _, w := range ws {
+			w.Kick()
+		}
+		for range ws {
+			<-done
 		}
 	}
-	if got := v.SiblingSpin(); got != minSiblingSpin {
-		t.Fatalf("after give-ups the window is %d, want the floor %d", got, minSiblingSpin)
-	}
-	// An idle CPU is no reason to halt: with the sibling gone, the waiter
-	// spins past the window.
-	d.Leave()
-	sp = NewSpinner(DefaultSpinThreshold, false)
-	for sp.Spins() < 2*minSiblingSpin {
-		if !sp.Spin() {
-			t.Fatalf("halted after %d polls on an uncontended CPU", sp.Spins())
+}
+
+// TestSiblingFloorByOvercommit checks the floor's scale: none below 3x,
+// the longest at 3x and 4x, shrinking with the square of the vCPUs per CPU,
+// and none again from 16x on, counted per CPU in a domain of several.
+func TestSiblingFloorByOvercommit(t *testing.T) {
+	for _, c := range []struct {
+		cpus, homed int
+		want        uint32
+	}{
+		{1, 0, minSiblingSpin},
+		{1, 1, minSiblingSpin},
+		{1, 2, minSiblingSpin},
+		{1, 3, maxSiblingFloor},
+		{1, 4, maxSiblingFloor},
+		{1, 5, siblingFloorBudget / 25},
+		{1, 8, siblingFloorBudget / 64},
+		{1, 16, minSiblingSpin},
+		{1, 256, minSiblingSpin},
+		{2, 4, minSiblingSpin},          // 2 per CPU
+		{2, 5, maxSiblingFloor},         // 2.5 per CPU, rounded up
+		{2, 8, maxSiblingFloor},         // 4 per CPU
+		{2, 9, siblingFloorBudget / 25}, // 4.5 per CPU, rounded up
+		{2, 32, minSiblingSpin},
+	} {
+		d := kick.NewDomain(c.cpus)
+		for range c.homed {
+			d.Enter()
+		}
+		if got := siblingFloor(d); got != c.want {
+			t.Errorf("%d vCPUs on %d CPUs: floor %d, want %d", c.homed, c.cpus, got, c.want)
 		}
 	}
 }
