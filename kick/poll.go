@@ -91,11 +91,6 @@ func (d *Domain) Idle() bool { return d.runnable.Load() < d.capacity }
 // waiter homed here is runnable and waits for the CPU the caller spins on.
 func (d *Domain) Contended() bool { return d.runnable.Load() > d.capacity }
 
-// Queued returns how many runnable waiters the domain has beyond its CPUs:
-// asked by a running waiter, the waiters homed here that wait for a CPU
-// while it runs. Contended is Queued() > 0.
-func (d *Domain) Queued() int { return max(0, int(d.runnable.Load()-d.capacity)) }
-
 // Halt-poll window adaptation, after KVM's grow/shrink of halt_poll_ns.
 const (
 	// DefaultHaltPoll is the default ceiling of a halt-poll window: KVM's

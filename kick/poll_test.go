@@ -81,20 +81,19 @@ func TestDomainCountBalances(t *testing.T) {
 	t.Logf("%d polls, %d caught their kick", polls, ok)
 }
 
-// TestDomainPerCPUAndQueued checks the two counts a waiter sizes its spin
-// by: the overcommit factor counts every waiter homed in the domain,
-// halted or not, per CPU and rounded up; the queue counts the runnable ones
-// beyond the CPUs, and a halt takes one out of it.
-func TestDomainPerCPUAndQueued(t *testing.T) {
+// TestDomainPerCPU checks the overcommit factor a waiter sizes its spin
+// by: every waiter homed in the domain, halted or not, per CPU and rounded
+// up, while a halt takes the waiter out of the runnable count only.
+func TestDomainPerCPU(t *testing.T) {
 	d := NewDomain(2)
-	if p, q := d.PerCPU(), d.Queued(); p != 1 || q != 0 {
-		t.Fatalf("an empty domain: %d per CPU, %d queued; want 1 and 0", p, q)
+	if p := d.PerCPU(); p != 1 {
+		t.Fatalf("an empty domain: %d per CPU, want 1", p)
 	}
 	for range 5 {
 		d.Enter()
 	}
-	if p, q := d.PerCPU(), d.Queued(); p != 3 || q != 3 {
-		t.Fatalf("5 waiters on 2 CPUs: %d per CPU, %d queued; want 3 and 3", p, q)
+	if p, r := d.PerCPU(), d.Runnable(); p != 3 || r != 5 {
+		t.Fatalf("5 waiters on 2 CPUs: %d per CPU, %d runnable; want 3 and 5", p, r)
 	}
 	w := NewWaiter(Futex)
 	w.SetDomain(d)
@@ -102,9 +101,9 @@ func TestDomainPerCPUAndQueued(t *testing.T) {
 	done := make(chan Result)
 	go func() { done <- w.Sleep(10 * time.Second) }()
 	deadline := time.Now().Add(10 * time.Second)
-	for d.Queued() != 2 {
+	for d.Runnable() != 4 {
 		if time.Now().After(deadline) {
-			t.Fatalf("a halted waiter left %d queued, want 2", d.Queued())
+			t.Fatalf("a halted waiter left %d runnable, want 4", d.Runnable())
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -115,14 +114,11 @@ func TestDomainPerCPUAndQueued(t *testing.T) {
 	if r := <-done; r != Kicked {
 		t.Fatalf("the halted waiter returned %v, want Kicked", r)
 	}
-	if q := d.Queued(); q != 3 {
-		t.Fatalf("after the kick %d queued, want 3", q)
-	}
 	for range 5 {
 		d.Leave()
 	}
-	if p, q := d.PerCPU(), d.Queued(); p != 1 || q != 0 {
-		t.Fatalf("after every waiter left: %d per CPU, %d queued; want 1 and 0", p, q)
+	if p, r := d.PerCPU(), d.Runnable(); p != 1 || r != 0 {
+		t.Fatalf("after every waiter left: %d per CPU, %d runnable; want 1 and 0", p, r)
 	}
 }
 

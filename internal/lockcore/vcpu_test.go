@@ -141,11 +141,11 @@ func TestSiblingWindowFloor(t *testing.T) {
 	}
 }
 
-// TestSiblingFloorQueued checks the sibling floor at 4x: while three
-// siblings wait for the CPU, a waiter whose window is at its least spins
-// the floor before it halts, and its window still halves; once only one
-// sibling waits (the others halted), it spins its window.
-func TestSiblingFloorQueued(t *testing.T) {
+// TestSiblingFloor checks the sibling floor at 4x: a waiter whose window
+// is at its least spins the floor beside its siblings before it halts, and
+// its window still halves; a window above the floor is spun in full; and
+// with the siblings halted the waiter spins past both.
+func TestSiblingFloor(t *testing.T) {
 	const homed = 4
 	d := kick.NewDomain(1)
 	for range homed {
@@ -157,18 +157,31 @@ func TestSiblingFloorQueued(t *testing.T) {
 		t.Fatalf("the floor at %dx is %d, no more than the window's least, %d", homed, floor, minSiblingSpin)
 	}
 	if n := spinOut(); n != floor {
-		t.Fatalf("with %d siblings queued a give-up spun %d polls, want the floor, %d", homed-1, n, floor)
+		t.Fatalf("a give-up beside %d siblings spun %d polls, want the floor, %d", homed-1, n, floor)
 	}
 	if got := v.SiblingSpin(); got != minSiblingSpin {
 		t.Fatalf("after a give-up at the floor the window is %d, want %d", got, minSiblingSpin)
 	}
-	wake := haltSiblings(t, d, homed-2)
-	defer wake()
-	if q := d.Queued(); q != 1 {
-		t.Fatalf("%d siblings queued, want 1", q)
+	// A wait won beside the siblings after more than the floor sets the
+	// window to that spin, and the next give-up spins all of it.
+	sp := NewSpinner(DefaultSpinThreshold, false)
+	for sp.Spins() < 3*floor {
+		sp.Spin()
 	}
-	if n := spinOut(); n != minSiblingSpin {
-		t.Fatalf("with one sibling queued a give-up spun %d polls, want the window, %d", n, minSiblingSpin)
+	sp.Acquired()
+	if got := v.SiblingSpin(); got != 3*floor {
+		t.Fatalf("a wait won after %d polls left the window at %d, want %d", 3*floor, got, 3*floor)
+	}
+	if n := spinOut(); n != 3*floor {
+		t.Fatalf("a give-up spun %d polls, want the window, %d", n, 3*floor)
+	}
+	wake := haltSiblings(t, d, homed-1)
+	defer wake()
+	sp = NewSpinner(DefaultSpinThreshold, false)
+	for sp.Spins() < 4*floor {
+		if !sp.Spin() {
+			t.Fatalf("halted after %d polls with every sibling halted", sp.Spins())
+		}
 	}
 }
 
