@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pools the sibling floor's alternated runs (r1.json ... r9.json, each the
+"""Pools the sibling floor's alternated runs (r1.json ... r10.json, each the
 rows of alternate.sh's files, keyed by <build>-<workload>-<round>) and
 prints, per workload, factor and FIFO PV lock, the lock's throughput over
 sync.Mutex's in the same run and the lock's max/min, as median [range] n.
@@ -18,7 +18,10 @@ The builds, by the name they have in the files:
 
 var2, var3, built and var4 run the same code at 3x-4x up to the
 two-siblings rule, which r9 measured as no difference; at 2x var3 and
-var4 run base's code.
+var4 run base's code. r10 is pv-qspin (with stealing) beside sync.Mutex
+on ebizzy and dbench at 3x-4x, base and var4, 20 rounds at normal
+priority (/tmp/alt/BUILD -workload W -oc 3,4 -runs 1 -rounds 1
+-locks pv-qspin,sync.Mutex).
 
   python3 summary.py            # every file
   python3 summary.py r9         # some
