@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pools the sibling floor's alternated runs (r1.json ... r10.json, each the
 rows of alternate.sh's files, keyed by <build>-<workload>-<round>) and
-prints, per workload, factor and FIFO PV lock, the lock's throughput over
+prints, per workload, factor and PV lock, the lock's throughput over
 sync.Mutex's in the same run and the lock's max/min, as median [range] n.
 
 The builds, by the name they have in the files:
