@@ -26,39 +26,14 @@ priority (/tmp/alt/BUILD -workload W -oc 3,4 -runs 1 -rounds 1
   python3 summary.py            # every file
   python3 summary.py r9         # some
 """
-import collections
-import json
-import statistics
 import sys
 from pathlib import Path
 
 here = Path(__file__).parent
+sys.path.insert(0, str(here.parent))
+import alternated  # noqa: E402
+
 names = sys.argv[1:] or sorted(p.stem for p in here.glob("r*.json"))
-ratio = collections.defaultdict(list)
-spread = collections.defaultdict(list)
-for name in names:
-    for key, rows in json.loads((here / f"{name}.json").read_text()).items():
-        build, workload, _ = key.split("-")
-        mutex = {x["overcommit"]: x["ops_per_sec"] for x in rows if x["lock"] == "sync.Mutex"}
-        for x in rows:
-            k = (workload, x["overcommit"], x["lock"], build)
-            spread[k].append(x["fairness_max_min"])
-            if x["lock"] != "sync.Mutex":
-                ratio[k].append(x["ops_per_sec"] / mutex[x["overcommit"]])
-
-
-def fmt(v):
-    if not v:
-        return "-"
-    v = sorted(v)
-    return f"{statistics.median(v):.2f} [{v[0]:.2f}-{v[-1]:.2f}] {len(v)}"
-
-
-builds = [b for b in ("base", "var", "var2", "var3", "built", "var4") if any(k[3] == b for k in spread)]
+runs = (run for name in names for run in alternated.from_merged(here / f"{name}.json"))
 print("÷ sync.Mutex, then max/min; median [range] samples")
-print("cell".ljust(38) + "".join(b.ljust(24) for b in builds))
-for cell in sorted({k[:3] for k in spread}, key=lambda c: (c[0], c[1], c[2])):
-    w, oc, lock = cell
-    if lock != "sync.Mutex":
-        print(f"{w} {oc}x {lock}".ljust(38) + "".join(fmt(ratio[cell + (b,)]).ljust(24) for b in builds))
-    print(f"{w} {oc}x {lock} max/min".ljust(38) + "".join(fmt(spread[cell + (b,)]).ljust(24) for b in builds))
+alternated.table(runs, ["base", "var", "var2", "var3", "built", "var4"])
