@@ -67,9 +67,11 @@ handoff
 # at 110-140 ns/op, whatever the lock (the shared counter's line and the
 # work, as Go's work shapes), and five counts of one lock in a row can all
 # land in one mode (invocation 39: pv-ticket at 8 Ps 129-138 against
-# sync.Mutex's 64-82 just before it).
+# sync.Mutex's 64-82 just before it). Five rounds still left the median
+# to how many counts fell in each mode (invocation 41 at 2 Ps: pv-qspin
+# three of five at 112-113, sync.Mutex two, 0.78x), so there are nine.
 : >"$out/pinned-$inv.txt"
-for round in 1 2 3 4 5; do
+for round in 1 2 3 4 5 6 7 8 9; do
 	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 1 -test.benchtime 300000x >>"$out/pinned-$inv.txt"
 done
 for w in ebizzy dbench; do
