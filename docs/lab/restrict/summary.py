@@ -41,6 +41,20 @@ def bench_medians(name, inv):
     return {k: statistics.median(v) for k, v in vals.items()}
 
 
+def bench_rounds(name, inv):
+    """ns/op per benchmark name, one value per count in file order: with
+    run.sh's rounds of one count each, the k-th value is round k's."""
+    path = os.path.join(HERE, f"{name}-{inv}.txt")
+    if not os.path.exists(path):
+        return None
+    vals = {}
+    for line in open(path):
+        m = re.match(r"^(Benchmark\S+)\s+\d+\s+([\d.]+) ns/op", line)
+        if m:
+            vals.setdefault(m.group(1), []).append(float(m.group(2)))
+    return vals
+
+
 def spread(xs):
     xs = [x for x in xs if x is not None]
     if not xs:
@@ -69,6 +83,23 @@ def main(invs):
                     base = m.get(f"BenchmarkGoMutex/shape={shape}/lock=sync.Mutex-{cpu}")
                     v = m.get(f"BenchmarkGoMutex/shape={shape}/lock={lock}-{cpu}")
                     xs.append(v / base if base and v else None)
+                line(f"{shape} -cpu {cpu} {lock}", xs)
+    print("\nthe same paired by round: median over the rounds of the lock's ns/op / the mean of")
+    print("sync.Mutex's and sync.Mutex-again's in the same round. Each count lands in one of the")
+    print("host's modes (the work shapes: 55-60 or 85-100 ns/op, floor-atomic too), and a median of")
+    print("five moves with how many counts fall in each; a round's pair shares its mode more often")
+    rounds = [bench_rounds("gomutex", i) for i in invs]
+    for shape in ("mutex", "slack", "work", "workslack"):
+        for cpu in ("2", "8"):
+            for lock in ("pv-qspin", "pv-ticket"):
+                xs = []
+                for r in rounds:
+                    key = f"BenchmarkGoMutex/shape={shape}/lock=%s-{cpu}"
+                    v, a, b = (r or {}).get(key % lock), (r or {}).get(key % "sync.Mutex"), (r or {}).get(key % "sync.Mutex-again")
+                    if not (v and a and b) or not len(v) == len(a) == len(b):
+                        xs.append(None)
+                        continue
+                    xs.append(statistics.median(x / ((y + z) / 2) for x, y, z in zip(v, a, b)))
                 line(f"{shape} -cpu {cpu} {lock}", xs)
     print("\nthe host's hand-off to a halted waiter (kick's BenchmarkHandoff, one round trip = two")
     print("futex wake-ups), median µs per round trip, before and after Go's benchmarks")
