@@ -71,6 +71,10 @@
  * an admitted waiter that finds a count takes it instead of clearing W.
  * -DSTACK=0 leaves the stacked admissions out, for a smaller state space
  * (alldone with two rounds: 13.9M states, against 37.7M with them).
+ * The end of a vCPU's turn on a deep queue (Gate.turnOver: it has run
+ * turnCPU since its last passive wait) is a free choice too, wherever
+ * passive waiters exist: a waiter with room in the active set may go
+ * outside all the same (gate-turn), leaving C as it is.
  * Gated.Free's freePolls polls (a watcher's watchFreePolls) are one poll
  * here: a run of polls that all find the lock free ends as one poll at the
  * last of them, and a run that finds it held as one poll at that moment.
@@ -333,6 +337,11 @@ again:
 	atomic { /* step: gate-enter */
 		if
 		:: gact < CAP -> gact++; goto spin /* a goroutine pays no heed to C */
+		:: gact < CAP && gpas > 0 -> /* step: gate-turn */
+			/* a vCPU whose turn on a deep queue is over goes outside
+			 * with room, leaving C as it is: a free choice wherever
+			 * others wait outside, each of whom takes the lock in turn */
+			first_watch(); gpas++
 		:: gact < CAP && gc -> /* step: gate-cull */
 			/* C only while others wait outside: each of them takes the
 			 * lock in turn, and its release sees us */

@@ -164,7 +164,8 @@ const (
 	PassiveWatches = lockcore.PassiveWatches
 	// PassiveCulls counts passive waits of vCPUs that found room among
 	// the active waiters but went outside in exchange for a passive
-	// waiter just admitted.
+	// waiter just admitted, or because their turn in the active set was
+	// over (on a deep queue).
 	PassiveCulls = lockcore.PassiveCulls
 )
 

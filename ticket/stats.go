@@ -78,7 +78,7 @@ const (
 	AdmittedFair       = lockcore.AdmittedFair       // passive waiters admitted by the fairness bound, by a release while others held tickets or by a watcher itself
 	AdmittedStacked    = lockcore.AdmittedStacked    // passive waiters admitted by the fairness bound of a deep queue while another admitted one was still on its way in
 	PassiveWatches     = lockcore.PassiveWatches     // passive waits that watched the lock, their CPU otherwise idle, rather than halt (vCPUs, and goroutines when GOMAXPROCS <= NumCPU)
-	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted
+	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted, or at the end of their turn on a deep queue
 )
 
 var modeStats = [...]*lockcore.Stats{

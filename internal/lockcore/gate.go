@@ -51,6 +51,12 @@ import (
 //     for most of a second. Stacked, the queue turns over within about
 //     deepPassive*FairBound whatever its length. Stacked admissions have
 //     their own count (AdmittedStacked); the fair count has the others.
+//     On a deep queue a vCPU's turn in the active set is also bounded
+//     (Gate.turnOver): once it has run turnCPU of CPU time since its last
+//     passive wait, it waits outside at its next slow path even if the
+//     active set has room. The passive FIFO gives every vCPU about as
+//     many turns; the bound keeps one turn from yielding a hundred times
+//     what another does.
 //
 // or by itself: the oldest passive waiter watches the lock instead of
 // halting (Gate.watch) if its CPU would idle otherwise: a vCPU with no
@@ -155,6 +161,17 @@ func fairBound(n uint32) int64 {
 // probability 1/fairCheck.
 const fairCheck = 16
 
+// turnCPU bounds a vCPU's turn in the active set on a deep queue: the CPU
+// time its thread may run from the end of one passive wait to the slow
+// path that sends it outside again (Gate.turnOver). At 128 vCPUs per CPU
+// the passive FIFO gave every vCPU of lockloop 6-14 turns a second, but
+// one turn yielded one acquisition and another 180, after the CPU time
+// the guest's scheduler gave each while it was in: max/min 44-139 over
+// three rounds, and 5.6-7.4 with turns of 100 µs of CPU (README, "Turns
+// by CPU time"). Wall time does not measure it: a vCPU waits for its CPU
+// for most of a turn at that depth.
+const turnCPU = int64(100 * time.Microsecond)
+
 // vcpuActive is the cap of active waiters that are vCPUs: one per CPU other
 // than the holder's.
 var vcpuActive = uint32(max(1, min(runtime.NumCPU()-1, int(maxActive))))
@@ -192,7 +209,7 @@ type GateEvents struct {
 	AdmittedFair    int // admissions by the fairness bound
 	AdmittedStack   int // fair admissions on a deep queue made while another admitted waiter was on its way in
 	Watches         int // passive waits that watched the lock (Gate.watch)
-	Culled          int // passive waits of vCPUs that C sent outside (Gate.enter)
+	Culled          int // passive waits of vCPUs that C, or the end of their turn, sent outside (Gate.enter)
 	Halt            HaltEvents
 }
 
@@ -269,6 +286,31 @@ func culls(w *kick.Waiter, limit uint32) bool {
 	return limit != maxActive && w != nil && Of(w) != nil
 }
 
+// turnOver reports whether a caller with waiter w, whose cap of active
+// waiters is limit, and which finds the gate in state s with room in the
+// active set, is a vCPU under restriction at the end of its turn: the
+// queue is deep (deepPassive waiters outside or more), and its thread has
+// run turnCPU of CPU time since its last passive wait ended there. Such a
+// vCPU goes outside, as C sends one: the waiters already outside each
+// take the lock in turn, and its re-check (gate-recheck) covers the rest.
+func turnOver(s uint32, w *kick.Waiter, limit uint32) bool {
+	if n := s >> passiveShift; n < deepPassive || n >= maxPassiveNum || !culls(w, limit) {
+		return false
+	}
+	start := Of(w).turn.Load()
+	return start != 0 && threadCPU()-start >= turnCPU
+}
+
+// turnStart returns the start of a vCPU's turn for a passive wait that
+// ends with the gate in state s: its thread's CPU time on a deep queue,
+// else 0, which leaves the turn unbounded.
+func turnStart(s uint32) int64 {
+	if s>>passiveShift < deepPassive {
+		return 0
+	}
+	return threadCPU()
+}
+
 // EnterPassive is Enter for a caller that has already found its way
 // barred once, a reader of an RWLock that found a writer: a goroutine
 // (not a vCPU) waits outside whenever the lock is held, asleep (it does
@@ -285,26 +327,34 @@ func (g *Gate) EnterPassive(lk Gated, st *Stats, ev *GateEvents, restricted bool
 // cap of active waiters that applies to it.
 func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit uint32) bool {
 	var s, x, c uint32
+	var over bool
 	for {
 		s = g.state.Load()
-		c = 0
+		c, over = 0, false
 		// step: gate-enter
 		if s&activeMask < limit || s>>passiveShift >= maxPassiveNum {
-			if s&cullBit == 0 || s>>passiveShift >= maxPassiveNum || !culls(w, limit) {
+			// Room, but a vCPU whose turn is over goes outside, leaving
+			// C as it is. Lost wakeup, turn: a deep queue has others
+			// outside, as C has (below).
+			// step: gate-turn
+			over = turnOver(s, w, limit)
+			if !over && (s&cullBit == 0 || s>>passiveShift >= maxPassiveNum || !culls(w, limit)) {
 				if g.state.CompareAndSwap(s, s+1) {
 					return limit != maxActive
 				}
 				continue
 			}
-			// Room, but C sends us outside, and we take C back in the
-			// CAS that counts us passive. Lost wakeup, cull: we may go
-			// passive with no active waiter and the lock about to be
-			// free, but C is set only while others wait outside
-			// (Gate.admit); each of them takes the lock in turn, and its
-			// release sees us. Our re-check (gate-recheck) covers the
-			// rest, as for any passive waiter.
-			// step: gate-cull
-			c = cullBit
+			if !over {
+				// Room, but C sends us outside, and we take C back in
+				// the CAS that counts us passive. Lost wakeup, cull: we
+				// may go passive with no active waiter and the lock about
+				// to be free, but C is set only while others wait outside
+				// (Gate.admit); each of them takes the lock in turn, and
+				// its release sees us. Our re-check (gate-recheck) covers
+				// the rest, as for any passive waiter.
+				// step: gate-cull
+				c = cullBit
+			}
 		}
 		x = 0
 		if limit != 0 {
@@ -314,8 +364,8 @@ func (g *Gate) enter(lk Gated, w *kick.Waiter, st *Stats, ev *GateEvents, limit 
 			break
 		}
 	}
-	if c != 0 {
-		st.Inc(w.Slot, ev.Culled)
+	if c != 0 || over {
+		st.Inc(w.Slot, ev.Culled) // C, or the end of its turn, sent it outside
 	}
 	if s < passiveOne {
 		g.last.Store(Now()) // the first to wait: the bound starts now
@@ -446,6 +496,9 @@ func (g *Gate) wait(lk Gated, st *Stats, ev *GateEvents, watching, mayWatch bool
 		g.unwatch(lk, w, p, st, ev)
 	}
 	passiveWaiters.Withdraw(w)
+	if v := Of(w); v != nil {
+		v.turn.Store(turnStart(g.state.Load())) // its turn starts (Gate.turnOver)
+	}
 	g.becomeActive()
 }
 

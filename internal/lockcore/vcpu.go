@@ -20,6 +20,10 @@ type VCPU struct {
 	poll    func()        // serves the vCPU's posted cross-vCPU calls
 	waiter  *kick.Waiter  // the vCPU's waiter, set by Init
 	slot    int           // the index v is attached at, -1 while detached
+	// turn is the thread's CPU time (threadCPU) when its last passive
+	// wait on a deep queue ended: the start of its turn in the active set
+	// (Gate.turnOver); 0 after one on a queue that was not deep.
+	turn atomic.Int64
 }
 
 // vcpus holds the attached vCPUs, indexed by their global index, which is

@@ -158,7 +158,7 @@ var lockMetrics = newLockMetrics([]lockCounter{
 	},
 	{
 		desc: newDesc("passive_culls_total", lockLabels,
-			"Passive waits of vCPUs that found room among the active waiters but went outside in exchange for a passive waiter just admitted, so that a saturated lock circulates over all its vCPUs (concurrency restriction)."),
+			"Passive waits of vCPUs that found room among the active waiters but went outside in exchange for a passive waiter just admitted, or at the end of their turn on a deep queue, so that a saturated lock circulates over all its vCPUs (concurrency restriction)."),
 		event: lockcore.PassiveCulls,
 	},
 	{

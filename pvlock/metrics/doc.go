@@ -73,7 +73,8 @@
 // the lock from an otherwise idle CPU instead of halting (vCPUs, and
 // goroutines of a program with no more Ps than CPUs), and
 // pvlock_passive_culls_total those of vCPUs that found room among the
-// active waiters but went outside in exchange for an admitted one. Two more
+// active waiters but went outside in exchange for an admitted one, or at
+// the end of their turn on a deep queue. Two more
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
 // cause} counts the waiters let back in, by a release that found no active
 // waiter or by a watching waiter that found the lock left free
