@@ -340,7 +340,11 @@ again:
 		:: gact < CAP && gpas > 0 -> /* step: gate-turn */
 			/* a vCPU whose turn on a deep queue is over goes outside
 			 * with room, leaving C as it is: a free choice wherever
-			 * others wait outside, each of whom takes the lock in turn */
+			 * others wait outside. The re-check (gate-recheck, mutant
+			 * NO_RECHECK) is what keeps it from being passed by:
+			 * alldone verifies with the guard gpas > 0 left out too
+			 * (15.2M states), so the guard is the policy's, and the step
+			 * closes no race of its own and has no mutant. */
 			first_watch(); gpas++
 		:: gact < CAP && gc -> /* step: gate-cull */
 			/* C only while others wait outside: each of them takes the

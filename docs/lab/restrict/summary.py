@@ -30,15 +30,8 @@ def load_rows(name, inv):
 
 def bench_medians(name, inv):
     """Median ns/op per benchmark name (without the -N suffix kept)."""
-    path = os.path.join(HERE, f"{name}-{inv}.txt")
-    if not os.path.exists(path):
-        return None
-    vals = {}
-    for line in open(path):
-        m = re.match(r"^(Benchmark\S+)\s+\d+\s+([\d.]+) ns/op", line)
-        if m:
-            vals.setdefault(m.group(1), []).append(float(m.group(2)))
-    return {k: statistics.median(v) for k, v in vals.items()}
+    vals = bench_rounds(name, inv)
+    return vals and {k: statistics.median(v) for k, v in vals.items()}
 
 
 def bench_rounds(name, inv):
