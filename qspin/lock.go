@@ -97,17 +97,19 @@ func (l *Lock) Unlock() { l.unlock((*Lock).unlockOutlined) }
 // compare-and-swap, then looks at the gate with one load. It is passed
 // its outlined rest as a parameter, which the inliner charges as cheap, so
 // that it and Unlock are inlined into the caller. outlined is told whether
-// the lock is still held: whether the fast path left the release to it.
-func (l *Lock) unlock(outlined func(*Lock, bool)) {
-	l.releases++
+// the lock is still held (whether the fast path left the release to it),
+// and the count of releases this one makes, read while it was.
+func (l *Lock) unlock(outlined func(*Lock, bool, uint32)) {
+	n := l.releases + 1
+	l.releases = n
 	// l.word.CompareAndSwap spelled as the intrinsic on the word's only
 	// field (at offset 0), which costs the inliner less than the method.
 	// Lost wakeup, gate: the gate is read after the release (see
 	// lockcore.Gate).
 	// step: unlock-fast
-	if held := l.releases%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), lockedVal, 0); held || l.gate.Waiting() {
+	if held := n%batch == 0 || !atomic.CompareAndSwapUint32((*uint32)(unsafe.Pointer(&l.word)), lockedVal, 0); held || l.gate.Waiting() {
 		// step: unlock-gate-check
-		outlined(l, held)
+		outlined(l, held, n)
 	}
 }
 
@@ -116,12 +118,12 @@ func (l *Lock) unlock(outlined func(*Lock, bool)) {
 // its value.
 var _ = [1]struct{}{}[unsafe.Offsetof(Lock{}.word)+unsafe.Sizeof(Lock{}.word)-4]
 
-// unlockOutlined is the rest of Unlock. If held, the fast path wrote
-// nothing but the count, and here are the release of a lock with waiters,
-// a SLOW lock or one that is not held, and the batch-th release; then, as
-// when the fast path released the lock itself, the gate's part of the
-// release for passive waiters.
-func (l *Lock) unlockOutlined(held bool) {
+// unlockOutlined is the rest of Unlock; n is the release's count. If
+// held, the fast path wrote nothing but the count, and here are the
+// release of a lock with waiters, a SLOW lock or one that is not held, and
+// the batch-th release; then, as when the fast path released the lock
+// itself, the gate's part of the release for passive waiters.
+func (l *Lock) unlockOutlined(held bool, n uint32) {
 	if held {
 		if l.word.Load()&lockedMask == 0 {
 			// Nothing but the count was written: take it back, so that a
@@ -129,7 +131,6 @@ func (l *Lock) unlockOutlined(held bool) {
 			l.releases--
 			panic("qspin: unlock of unlocked lock")
 		}
-		n := l.releases // read while we still hold the lock
 		l.release()
 		// Counted after the release, so that the count never lengthens a
 		// critical section. The stripe is picked by the lock's address, so
@@ -140,7 +141,7 @@ func (l *Lock) unlockOutlined(held bool) {
 	}
 	if l.gate.Waiting() {
 		// step: unlock-gate
-		l.gate.Released(l.stats(), &gateEvents)
+		l.gate.Released(n, l.stats(), &gateEvents)
 	}
 }
 

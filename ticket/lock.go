@@ -396,7 +396,7 @@ func (l *Lock) unlockSlow(prev uint64) {
 				return
 			}
 			l.word.Or(flagBit)
-			l.gate.Released(st, &gateEvents)
+			l.gate.Released(next/pvInc, st, &gateEvents)
 			return
 		}
 	}
@@ -407,7 +407,7 @@ func (l *Lock) unlockSlow(prev uint64) {
 	}
 	if passive {
 		// step: unlock-gate
-		l.gate.Released(st, &gateEvents)
+		l.gate.Released(next/pvInc, st, &gateEvents)
 	}
 }
 

@@ -18,9 +18,10 @@ import (
 // admitted waiters spin for it, and whose every release looks at the gate
 // (the queued lock's way).
 type gateLock struct {
-	word  atomic.Uint32
-	gate  Gate
-	marks atomic.Int32 // MarkPassive calls
+	word     atomic.Uint32
+	gate     Gate
+	marks    atomic.Int32 // MarkPassive calls
+	releases uint32       // the holder's count of the releases (Gate.Released's seq)
 }
 
 var (
@@ -47,9 +48,11 @@ func (l *gateLock) Lock() {
 
 func (l *gateLock) Unlock() {
 	// step order of a gated release: release, then look at the gate.
+	l.releases++
+	n := l.releases // read while we hold the lock
 	l.word.Store(0)
 	if l.gate.Waiting() {
-		l.gate.Released(gateTestStats, &gateTestEvents)
+		l.gate.Released(n, gateTestStats, &gateTestEvents)
 	}
 }
 
@@ -174,20 +177,20 @@ func TestGateAdmitsInOrderOneAtATime(t *testing.T) {
 func TestGateReleasedRules(t *testing.T) {
 	var g Gate
 	ev := &gateTestEvents
-	if g.Released(gateTestStats, ev) {
+	if g.Released(0, gateTestStats, ev) {
 		t.Fatal("Released reports passive waiters on an empty gate")
 	}
 	g.state.Store(2*passiveOne + 1) // two passive, one active
 	g.tail.Store(2)
 	g.last.Store(Now()) // the fairness bound is far
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 0 {
+	if !g.Released(0, gateTestStats, ev) || g.head.Load() != 0 {
 		t.Fatalf("with an active waiter: admitted (head %d)", g.head.Load())
 	}
 	g.state.Store(2 * passiveOne) // drained
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit|cullBit {
+	if !g.Released(1, gateTestStats, ev) || g.head.Load() != 1 || g.state.Load() != passiveOne|wokenBit|cullBit {
 		t.Fatalf("drained: head %d, state %#x; want head 1, one passive, W and C", g.head.Load(), g.state.Load())
 	}
-	if !g.Released(gateTestStats, ev) || g.head.Load() != 1 {
+	if !g.Released(0, gateTestStats, ev) || g.head.Load() != 1 {
 		t.Fatal("a second admission while one is on its way")
 	}
 	// The admitted waiter clears W as it becomes active.
@@ -195,12 +198,15 @@ func TestGateReleasedRules(t *testing.T) {
 	if g.state.Load() != passiveOne|cullBit|1 {
 		t.Fatalf("state %#x after the admitted waiter became active", g.state.Load())
 	}
-	// Past the fairness bound, a release admits despite the active waiter
-	// (it looks at the clock with probability 1/fairCheck: give it tries).
+	// Past the fairness bound, a release admits despite the active waiter,
+	// but only one whose seq is a multiple of fairCheck looks at the clock.
 	g.last.Store(Now() - FairBound)
-	for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
-		g.Released(gateTestStats, ev)
+	for seq := uint32(fairCheck + 1); seq < 2*fairCheck; seq++ {
+		if g.Released(seq, gateTestStats, ev); g.head.Load() != 1 {
+			t.Fatalf("release %d, not a multiple of %d, admitted by the fairness bound", seq, fairCheck)
+		}
 	}
+	g.Released(2*fairCheck, gateTestStats, ev)
 	if g.head.Load() != 2 || g.state.Load() != 1|wokenBit {
 		t.Fatalf("past the fairness bound: head %d, state %#x; want 2, one active and W (no C: nobody is left outside)", g.head.Load(), g.state.Load())
 	}
@@ -364,10 +370,11 @@ func TestGateDeepQueueStacks(t *testing.T) {
 			deepPassive-1, deepPassive, 2*deepPassive, FairBound, FairBound, FairBound/2)
 	}
 	ev := &gateTestEvents
-	// tries calls Released as often as the clock look needs to come up.
+	// tries calls Released for a round of releases, one of which looks
+	// at the clock.
 	tries := func(g *Gate) {
-		for i := 0; i < 100*fairCheck && g.head.Load() == 1; i++ {
-			g.Released(gateTestStats, ev)
+		for seq := uint32(1); seq <= fairCheck && g.head.Load() == 1; seq++ {
+			g.Released(seq, gateTestStats, ev)
 		}
 	}
 	// One admitted (head 1) and on its way (W), one active, n outside.
@@ -429,8 +436,8 @@ func TestGateReleasedLeavesAWatcherOutside(t *testing.T) {
 		t.Errorf("Passive %d, want 2", g.Passive())
 	}
 	g.last.Store(Now() - FairBound) // the fairness bound has passed
-	for range 100 * fairCheck {
-		if !g.Released(gateTestStats, ev) {
+	for seq := range uint32(2 * fairCheck) {
+		if !g.Released(seq, gateTestStats, ev) {
 			t.Fatal("Released reports no passive waiters")
 		}
 	}
@@ -797,7 +804,7 @@ func TestGateCullSendsTheNextVCPUOutside(t *testing.T) {
 
 	// A release admits ticket 0 first, not the culled vCPU, and sets C:
 	// one still waits outside.
-	l.gate.Released(gateTestStats, &gateTestEvents)
+	l.gate.Released(1, gateTestStats, &gateTestEvents)
 	if s := l.gate.state.Load(); s != passiveOne|wokenBit|cullBit || l.gate.head.Load() != 1 {
 		t.Fatalf("state %#x, head %d after the first admission, want one passive, W and C, head 1", s, l.gate.head.Load())
 	}
@@ -821,13 +828,13 @@ func TestGateNoCullWithManyOutside(t *testing.T) {
 	var g Gate
 	g.state.Store((cullMaxPassive+1)*passiveOne | cullBit)
 	g.tail.Store(cullMaxPassive + 1)
-	g.Released(gateTestStats, &gateTestEvents)
+	g.Released(1, gateTestStats, &gateTestEvents)
 	if s := g.state.Load(); s != cullMaxPassive*passiveOne|wokenBit || g.head.Load() != 1 {
 		t.Fatalf("state %#x, head %d; want %d passive, W, no C, head 1", s, g.head.Load(), cullMaxPassive)
 	}
 	g.state.Add(^(wokenBit - 2))
 	g.Leave()
-	g.Released(gateTestStats, &gateTestEvents)
+	g.Released(1, gateTestStats, &gateTestEvents)
 	if s := g.state.Load(); s != (cullMaxPassive-1)*passiveOne|wokenBit|cullBit {
 		t.Fatalf("state %#x; want %d passive, W and C", s, cullMaxPassive-1)
 	}

@@ -77,7 +77,7 @@ func TestGateTurnSendsAVCPUOutside(t *testing.T) {
 	// Tickets 0 and 1 are admitted first, each by a drained release, and
 	// come in; the lock is ours meanwhile.
 	for k := uint32(1); k <= 2; k++ {
-		l.gate.Released(gateTestStats, &gateTestEvents)
+		l.gate.Released(1, gateTestStats, &gateTestEvents)
 		if h := l.gate.head.Load(); h != k {
 			t.Fatalf("head %d after admission %d", h, k)
 		}
