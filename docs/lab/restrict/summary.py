@@ -8,7 +8,8 @@ per invocation and the spread over them: Go's four Mutex benchmarks (median
 ns/op of the 5 counts, divided by sync.Mutex's), the self-pinned threads,
 the lab's ebizzy, dbench and lockloop at 1x-4x (throughput divided by
 sync.Mutex's and by the lock's own 1x, pv-ticket by native-ticket, max/min
-fairness), the 16x and 128x fairness rows, the 4x rows with a host
+fairness), the 16x and 128x fairness rows (of 1 s runs, and of 8 s runs
+where run.sh's long tables wrote them), the 4x rows with a host
 load on one CPU (hostload.sh), and the CPUs' idle share (run.sh's idle tables).
 """
 import json
@@ -178,6 +179,22 @@ def main(invs):
     for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
         line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
         line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+
+    # The same rows with runs of 8 s (run.sh's long tables), where written.
+    if any(load_rows("scale128long", i) for i in invs):
+        print("\nthe same with runs of 8 s (run.sh ... long)")
+        for wl in ("lockloop", "ebizzy", "dbench"):
+            rows = [load_rows(f"scale16long-{wl}", i) for i in invs]
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+                line(f"16x {wl} {lock}", [r and r[(lock, 16)]["fairness_max_min"] for r in rows])
+        rows = [load_rows("scale128long", i) for i in invs]
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+            line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
+            line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+        for wl in ("lockloop", "ebizzy", "dbench"):
+            rows = [load_rows(f"scale16long-{wl}", i) for i in invs]
+            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
+                line(f"16x {wl} {lock} / sync.Mutex", [r and r[(lock, 16)]["ops_per_sec"] / r[("sync.Mutex", 16)]["ops_per_sec"] for r in rows])
 
     print("\n4x with CPU 1 half taken by a host load (hostload.sh): max/min, and throughput / sync.Mutex")
     for wl in ("lockloop", "ebizzy", "dbench"):
