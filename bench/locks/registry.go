@@ -204,7 +204,7 @@ const PassiveWaits = "passive_waits"
 // ShortVariantThreshold is the spin threshold of the torture's -short
 // variants: so few polls that nearly every contended acquisition goes
 // through the halt and kick path. (lockcore.ShortSpin, the same number, is
-// another fact: the spin of waiters of a lock with stealing.)
+// another fact: the spin of a goroutine waiting for a lock with stealing.)
 const ShortVariantThreshold = 64
 
 // nativeKind is the Kind of a native spinlock made by newLock, counting in

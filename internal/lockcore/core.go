@@ -78,16 +78,19 @@ func (s Spin) Threshold() uint32 {
 
 // Spinner starts a PV spin phase of the calling waiter. A fixed threshold,
 // or a waiter that cannot halt, spins the whole threshold. Otherwise a
-// lock whose waiters may be overtaken (steals) spins briefly (ShortSpin):
-// its waiters may halt early, since running lockers take the lock
-// meanwhile. A lock without stealing spins for the default threshold,
-// giving way early to a runnable sibling vCPU (see Spinner).
+// lock whose waiters may be overtaken (steals) spins briefly: ShortSpin,
+// or on a vCPU that shares its CPU its steal spin (Spinner.stealSpin). Its
+// waiters may halt early, since running lockers take the lock meanwhile.
+// A lock without stealing spins for the default threshold. Either gives
+// way early to a runnable sibling vCPU (see Spinner).
 func (s Spin) Spinner(canHalt, steals bool) Spinner {
 	switch {
 	case s.threshold != 0 || !canHalt:
 		return NewSpinner(s.Threshold(), true)
 	case steals:
-		return NewSpinner(ShortSpin, false)
+		sp := NewSpinner(ShortSpin, false)
+		sp.stealSpin()
+		return sp
 	}
 	return NewSpinner(DefaultSpinThreshold, false)
 }

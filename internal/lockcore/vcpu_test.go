@@ -92,6 +92,42 @@ func TestSpinnerOnVCPU(t *testing.T) {
 	}
 }
 
+// TestStealSpin checks the spin of a waiter of a lock with stealing: a
+// goroutine spins ShortSpin, as sync.Mutex's waiters spin briefly, and so
+// does a vCPU alone on its CPU; a vCPU that shares its CPU spins as long
+// as the sibling floor's budget allows (stealSpin): 1024 polls at 2x-4x,
+// 256 at 8x, ShortSpin again from 16x on. Its sibling window is set wide
+// here, so that the siblings, runnable in this test, do not cut the spin
+// short.
+func TestStealSpin(t *testing.T) {
+	spins := func() uint32 {
+		sp := Spin{}.Spinner(true, true)
+		for sp.Spin() {
+		}
+		return sp.Spins()
+	}
+	if n := spins(); n != ShortSpin {
+		t.Errorf("a goroutine's spin on a lock with stealing lasted %d spins, want %d", n, ShortSpin)
+	}
+	for _, c := range []struct{ perCPU, want uint32 }{
+		{1, ShortSpin}, {2, 1024}, {3, 1024}, {4, 1024}, {8, 256}, {16, ShortSpin}, {128, ShortSpin},
+	} {
+		d := kick.NewDomain(1)
+		done := fakeVCPU(t, MaxVCPUs-4, d)
+		for range c.perCPU - 1 {
+			d.Enter() // a sibling homed on the same CPU
+		}
+		Of(kick.Current()).sibSpin.Store(maxSiblingSpin)
+		if n := spins(); n != c.want {
+			t.Errorf("at %dx, a vCPU's spin on a lock with stealing lasted %d spins, want %d", c.perCPU, n, c.want)
+		}
+		for range c.perCPU - 1 {
+			d.Leave()
+		}
+		done()
+	}
+}
+
 // TestSiblingWindowFloor checks the adaptive sibling window of a vCPU
 // whose CPU is contended, at 2x and at 16x, where the sibling floor is the
 // window's own floor: a waiter spins its window and halts, each such

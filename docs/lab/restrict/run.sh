@@ -9,6 +9,7 @@
 #   docs/lab/restrict/run.sh 1 nice rw  # only the reader-writer tables
 #   docs/lab/restrict/run.sh 13 normal idle  # only the CPUs' idle share
 #   docs/lab/restrict/run.sh 49 normal long  # only the 16x and 128x rows of 8 s runs
+#   docs/lab/restrict/run.sh 52 normal vcpu  # only the tables on vCPUs
 #
 # The reader-writer tables (run with every invocation, or alone with "rw"):
 # Go's own RWMutex benchmarks with qspin.RWLock beside sync.RWMutex, and
@@ -46,6 +47,25 @@ long() {
 	done
 	run $pv -duration 8s -oc 128 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale128long-$inv-rows.json" -out "" >"$out/scale128long-$inv.txt"
 }
+# The tables whose locks wait on vCPUs: ebizzy, dbench and lockloop at
+# 1x-4x, 16x and 128x, and the long rows. "vcpu" runs only these, for a
+# change that a goroutine that is not a vCPU never reaches (a vCPU's spin).
+vcpus() {
+	for w in ebizzy dbench; do
+		run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,sync.Mutex,native-ticket -json "$out/$w-$inv-rows.json" -out "" >"$out/$w-$inv.txt"
+	done
+	run $pv -locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,pv-ticket-unrestricted,pv-qspin-nosteal-unrestricted,sync.Mutex,native-ticket,native-qspin \
+		-json "$out/lockloop-$inv-rows.json" -out "" >"$out/lockloop-$inv.txt"
+	for w in lockloop ebizzy dbench; do
+		run $pv -workload $w -oc 16 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale16-$w-$inv-rows.json" -out "" >"$out/scale16-$w-$inv.txt"
+	done
+	run $pv -oc 128 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale128-$inv-rows.json" -out "" >"$out/scale128-$inv.txt"
+	long
+}
+if [ "$tables" = vcpu ]; then
+	vcpus
+	exit 0
+fi
 if [ "$tables" = long ]; then
 	long
 	exit 0
@@ -91,13 +111,4 @@ handoff
 for round in 1 2 3 4 5 6 7 8 9; do
 	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 1 -test.benchtime 300000x >>"$out/pinned-$inv.txt"
 done
-for w in ebizzy dbench; do
-	run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,sync.Mutex,native-ticket -json "$out/$w-$inv-rows.json" -out "" >"$out/$w-$inv.txt"
-done
-run $pv -locks pv-qspin,pv-ticket,pv-qspin-nosteal,pv-qspin-unrestricted,pv-ticket-unrestricted,pv-qspin-nosteal-unrestricted,sync.Mutex,native-ticket,native-qspin \
-	-json "$out/lockloop-$inv-rows.json" -out "" >"$out/lockloop-$inv.txt"
-for w in lockloop ebizzy dbench; do
-	run $pv -workload $w -oc 16 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale16-$w-$inv-rows.json" -out "" >"$out/scale16-$w-$inv.txt"
-done
-run $pv -oc 128 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale128-$inv-rows.json" -out "" >"$out/scale128-$inv.txt"
-long
+vcpus
