@@ -61,6 +61,19 @@ def line(label, xs):
     print(f"  {label:<44} {cells}   [{spread(xs)}]")
 
 
+def heavy(invs, length):
+    """The 16x and 128x fairness rows, of 1 s runs (length "") or of 8 s
+    runs (length "long")."""
+    for wl in ("lockloop", "ebizzy", "dbench"):
+        rows = [load_rows(f"scale16{length}-{wl}", i) for i in invs]
+        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+            line(f"16x {wl} {lock}", [r and r[(lock, 16)]["fairness_max_min"] for r in rows])
+    rows = [load_rows(f"scale128{length}", i) for i in invs]
+    for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
+        line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
+        line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+
+
 def main(invs):
     print("invocations:", " ".join(invs))
     print("\nGo's Mutex benchmarks, median ns/op / sync.Mutex (bar: pv-qspin <= 1.0, pv-ticket <= 1.5;")
@@ -171,26 +184,12 @@ def main(invs):
                 line(f"4x {lock} idle%", [r and r[(lock, 4)].get("idle_pct") for r in rows])
 
     print("\n16x and 128x fairness, max/min (bars: <= 3 at 16x; <= 10 at 128x)")
-    for wl in ("lockloop", "ebizzy", "dbench"):
-        rows = [load_rows(f"scale16-{wl}", i) for i in invs]
-        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
-            line(f"16x {wl} {lock}", [r and r[(lock, 16)]["fairness_max_min"] for r in rows])
-    rows = [load_rows("scale128", i) for i in invs]
-    for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
-        line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
-        line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+    heavy(invs, "")
 
     # The same rows with runs of 8 s (run.sh's long tables), where written.
     if any(load_rows("scale128long", i) for i in invs):
         print("\nthe same with runs of 8 s (run.sh ... long)")
-        for wl in ("lockloop", "ebizzy", "dbench"):
-            rows = [load_rows(f"scale16long-{wl}", i) for i in invs]
-            for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
-                line(f"16x {wl} {lock}", [r and r[(lock, 16)]["fairness_max_min"] for r in rows])
-        rows = [load_rows("scale128long", i) for i in invs]
-        for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal", "sync.Mutex"):
-            line(f"128x lockloop {lock} max/min", [r and r[(lock, 128)]["fairness_max_min"] for r in rows])
-            line(f"128x lockloop {lock} worst acquisition, ms", [r and r[(lock, 128)]["lat_max_ns"] / 1e6 for r in rows])
+        heavy(invs, "long")
         for wl in ("lockloop", "ebizzy", "dbench"):
             rows = [load_rows(f"scale16long-{wl}", i) for i in invs]
             for lock in ("pv-qspin", "pv-ticket", "pv-qspin-nosteal"):
