@@ -85,14 +85,14 @@ func (l *Lock) lockPV(passive bool) {
 // the line from the running holder, which writes it at every Lock and
 // Unlock.
 //
-// A vCPU looks every contendStrideVCPU spins instead, and spins longer
-// (lockcore.StealSpinVCPU, or its sibling window once its CPU is
-// contended): a vCPU that finds no free word in its spin waits outside
-// and halts, which costs a wake-up and, with its siblings outside too,
-// leaves its CPU idle; a goroutine parks, and its P runs others. A few
-// looks miss the short gaps between a running locker's critical sections
-// (ebizzy's free and its next allocation, back to back); more catch more
-// of them.
+// A vCPU looks every contendStrideVCPU spins instead, and may spin longer
+// (up to 1024 polls at 2x-4x, lockcore.Spin.Spinner, or its sibling window
+// once its CPU is contended): a vCPU that finds no free word in its spin
+// waits outside and halts, which costs a wake-up and, with its siblings
+// outside too, leaves its CPU idle; a goroutine parks, and its P runs
+// others. A few looks miss the short gaps between a running locker's
+// critical sections (ebizzy's free and its next allocation, back to back);
+// more catch more of them.
 const (
 	contendStride     = 32
 	contendStrideVCPU = 4

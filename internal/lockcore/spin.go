@@ -7,9 +7,9 @@ import (
 	"github.com/pvlock/pvlock/kick"
 )
 
-// The waiting policy of PV waiters on vCPUs, in three parts (waiters of
-// locks with stealing spin StealSpinVCPU, and goroutines that are not
-// vCPUs only ShortSpin).
+// The waiting policy of PV waiters on vCPUs, in three parts (a vCPU
+// waiting for a lock with stealing spins its steal spin, Spinner.stealSpin,
+// and a goroutine that is not a vCPU only ShortSpin).
 //
 // Spinning. A waiter spins for its lock's threshold while its CPU has
 // nothing else to run: the CPU would idle anyway. Once another vCPU homed on
@@ -77,6 +77,12 @@ func siblingFloor(d *kick.Domain) uint32 {
 	if n < 3 {
 		return minSiblingSpin
 	}
+	return budgetSpin(n)
+}
+
+// budgetSpin is the sibling floor's budget for n vCPUs per CPU:
+// siblingFloorBudget/n² polls, between minSiblingSpin and maxSiblingFloor.
+func budgetSpin(n uint32) uint32 {
 	return min(maxSiblingFloor, max(minSiblingSpin, siblingFloorBudget/(n*n)))
 }
 
@@ -131,9 +137,9 @@ func NewSpinner(threshold uint32, fixed bool) Spinner {
 const ShortSpin = 64
 
 // stealSpin sets the spin of a vCPU waiting for a lock with stealing: as
-// long as the sibling floor's budget allows for its CPU's overcommit,
-// siblingFloorBudget/n² polls for n vCPUs homed per CPU, between ShortSpin
-// and maxSiblingFloor: 1024 polls (about 20 µs, the order of a cross-CPU
+// long as the sibling floor's budget allows for its CPU's overcommit
+// (budgetSpin), siblingFloorBudget/n² polls for n vCPUs homed per CPU,
+// between ShortSpin and maxSiblingFloor: 1024 polls (about 20 µs, the order of a cross-CPU
 // wake-up) at 2x-4x, 256 at 8x, and ShortSpin from 16x on and for a vCPU
 // alone on its CPU. Beside a runnable sibling it still gives way after its
 // sibling window, or the sibling floor from 3x on, as a FIFO lock's waiter
@@ -157,7 +163,7 @@ func (s *Spinner) stealSpin() {
 		return
 	}
 	if n := uint32(s.d.PerCPU()); n >= 2 {
-		s.limit = min(maxSiblingFloor, max(ShortSpin, siblingFloorBudget/(n*n)))
+		s.limit = budgetSpin(n)
 	}
 }
 
