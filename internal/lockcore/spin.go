@@ -19,8 +19,9 @@ import (
 // adapts per vCPU: it doubles when a spin that went on while a sibling
 // waited ended in the lock, and halves when the waiter gave up and halted.
 // From 3x on, the waiter spins at least the sibling floor, set by the CPU's
-// overcommit (siblingFloor), whatever its window. This is the "spin more when undercommitted, less when overcommitted" the
-// PV ticketlock work asked for, answered with what the runtime knows.
+// overcommit (siblingFloor), whatever its window. This is the "spin more
+// when undercommitted, less when overcommitted" the PV ticketlock work
+// asked for, answered with what the runtime knows.
 //
 // Halt-polling. A halting vCPU polls its kick word while its CPU would
 // otherwise idle, within an adaptive window (kick.SetHaltPoll, KVM's
@@ -138,12 +139,13 @@ const ShortSpin = 64
 
 // stealSpin sets the spin of a vCPU waiting for a lock with stealing: as
 // long as the sibling floor's budget allows for its CPU's overcommit
-// (budgetSpin), siblingFloorBudget/n² polls for n vCPUs homed per CPU,
-// between ShortSpin and maxSiblingFloor: 1024 polls (about 20 µs, the order of a cross-CPU
-// wake-up) at 2x-4x, 256 at 8x, and ShortSpin from 16x on and for a vCPU
-// alone on its CPU. Beside a runnable sibling it still gives way after its
-// sibling window, or the sibling floor from 3x on, as a FIFO lock's waiter
-// does.
+// (budgetSpin: siblingFloorBudget/n² polls for n vCPUs homed per CPU,
+// between ShortSpin and maxSiblingFloor). That is 1024 polls at 2x-4x
+// (about 20 µs, the order of a cross-CPU wake-up), 256 at 8x, and
+// ShortSpin from 16x on and for a vCPU alone on its CPU. Beside a runnable
+// sibling it still gives way after its sibling window, or the sibling
+// floor from 3x on, as a FIFO lock's waiter does. It runs once per spin
+// phase, on the slow path: one load of the domain's count.
 //
 // A vCPU that gives up goes outside the gate and halts; its next turn
 // costs a wake-up, and with its siblings outside too its CPU idles
