@@ -90,12 +90,18 @@ func (l *Lock) lockPV(passive bool) {
 // once its CPU is contended): a vCPU that finds no free word in its spin
 // waits outside and halts, which costs a wake-up and, with its siblings
 // outside too, leaves its CPU idle; a goroutine parks, and its P runs
-// others. A few looks miss the short gaps between a running locker's
-// critical sections (ebizzy's free and its next allocation, back to back);
-// more catch more of them.
+// others. Two looks a spin missed the short gaps between a running
+// locker's critical sections (ebizzy's free and its next allocation, back
+// to back), and a look every 4 spins caught more of them while the spin
+// was 64 polls. With the longer spin a look every 8 spins still makes 128
+// looks, and half the looks cost the holder half the transfers of its
+// line: over 16 alternated rounds, paired by round, dbench at 1x gained 4%
+// and ebizzy at 3x 10% against a look every 4, the other cells within
+// their rounds; a look every 1 or 2 spins cost dbench at 1x a quarter
+// (README, "The contender's stride with the longer spin").
 const (
 	contendStride     = 32
-	contendStrideVCPU = 4
+	contendStrideVCPU = 8
 )
 
 // contend is the admitted waiter of a restricted lock with stealing, the
