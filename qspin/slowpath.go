@@ -93,12 +93,12 @@ func (l *Lock) lockPV(passive bool) {
 // others. Two looks a spin missed the short gaps between a running
 // locker's critical sections (ebizzy's free and its next allocation, back
 // to back), and a look every 4 spins caught more of them while the spin
-// was 64 polls. With the longer spin a look every 8 spins still makes 128
-// looks, and half the looks cost the holder half the transfers of its
-// line: over 16 alternated rounds, paired by round, dbench at 1x gained 4%
-// and ebizzy at 3x 10% against a look every 4, the other cells within
-// their rounds; a look every 1 or 2 spins cost dbench at 1x a quarter
-// (README, "The contender's stride with the longer spin").
+// was 64 polls. A look every 8 spins makes 128 looks in a spin of 1024
+// polls (8 at 1x, whose spin stays 64) and costs the holder half the
+// transfers of its line: over 16 alternated rounds, paired by round,
+// dbench at 1x gained 4% and ebizzy at 3x 10% against a look every 4, the
+// other cells within their rounds; a look every 1 or 2 spins cost dbench
+// at 1x a fifth (README, "The contender's stride with the longer spin").
 const (
 	contendStride     = 32
 	contendStrideVCPU = 8
