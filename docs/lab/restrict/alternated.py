@@ -31,12 +31,10 @@ def pool(runs):
     spread = collections.defaultdict(list)
     for key, rows in runs:
         build, workload, _ = key.split("-")
-        mutex = {r["overcommit"]: r["ops_per_sec"] for r in rows if r["lock"] == "sync.Mutex"}
         for r in rows:
-            k = (workload, r["overcommit"], r["lock"], build)
-            spread[k].append(r["fairness_max_min"])
-            if r["lock"] != "sync.Mutex":
-                ratio[k].append(r["ops_per_sec"] / mutex[r["overcommit"]])
+            spread[(workload, r["overcommit"], r["lock"], build)].append(r["fairness_max_min"])
+        for (oc, lock), v in ratios(rows).items():
+            ratio[(workload, oc, lock, build)].append(v)
     return ratio, spread
 
 
