@@ -139,13 +139,13 @@ const ShortSpin = 64
 
 // stealSpin sets the spin of a vCPU waiting for a lock with stealing: as
 // long as the sibling floor's budget allows for its CPU's overcommit
-// (budgetSpin: siblingFloorBudget/n² polls for n vCPUs homed per CPU,
-// between ShortSpin and maxSiblingFloor). That is 1024 polls at 2x-4x
-// (about 20 µs, the order of a cross-CPU wake-up), 256 at 8x, and
-// ShortSpin from 16x on and for a vCPU alone on its CPU. Beside a runnable
-// sibling it still gives way after its sibling window, or the sibling
-// floor from 3x on, as a FIFO lock's waiter does. It runs once per spin
-// phase, on the slow path: one load of the domain's count.
+// (budgetSpin: siblingFloorBudget/n² polls for n vCPUs homed per CPU, at
+// most maxSiblingFloor), and never less than ShortSpin. That is 1024
+// polls at 2x-4x (about 20 µs, the order of a cross-CPU wake-up), 256 at
+// 8x, and ShortSpin from 16x on and for a vCPU alone on its CPU. Beside
+// a runnable sibling it still gives way after its sibling window, or the
+// sibling floor from 3x on, as a FIFO lock's waiter does. It runs once per
+// spin phase, on the slow path: one load of the domain's count.
 //
 // A vCPU that gives up goes outside the gate and halts; its next turn
 // costs a wake-up, and with its siblings outside too its CPU idles
@@ -165,7 +165,7 @@ func (s *Spinner) stealSpin() {
 		return
 	}
 	if n := uint32(s.d.PerCPU()); n >= 2 {
-		s.limit = budgetSpin(n)
+		s.limit = max(ShortSpin, budgetSpin(n))
 	}
 }
 
