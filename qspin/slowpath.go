@@ -95,10 +95,14 @@ func (l *Lock) lockPV(passive bool) {
 // to back), and a look every 4 spins caught more of them while the spin
 // was 64 polls. A look every 8 spins makes 128 looks in a spin of 1024
 // polls (8 at 1x, whose spin stays 64) and costs the holder half the
-// transfers of its line: over 16 alternated rounds, paired by round,
-// dbench at 1x gained 4% and ebizzy at 3x 10% against a look every 4, the
-// other cells within their rounds; a look every 1 or 2 spins cost dbench
-// at 1x a fifth (README, "The contender's stride with the longer spin").
+// transfers of its line. Against a look every 4, over 20 rounds with the
+// builds' order alternating, paired by round: dbench +9% at 1x and +2-3%
+// at 2x-4x (12-16 wins of 20), ebizzy +2% at 4x (13 of 20) and -5% and
+// -7% at 2x and 3x (6 and 5 of 20), lockloop within its rounds; the
+// lowest cell, pooled, 0.99 x sync.Mutex (ebizzy at 4x) against 0.95. A
+// look every 1 or 2 spins cost dbench at 1x a fifth, and every 16 or 32
+// cost ebizzy at 1x-2x a tenth to a quarter (README, "The contender's
+// stride with the longer spin" and "The serial ceiling").
 const (
 	contendStride     = 32
 	contendStrideVCPU = 8
