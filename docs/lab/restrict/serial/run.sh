@@ -4,8 +4,10 @@
 # workload on both CPUs at 1x-4x, round after round.
 #
 #   docs/lab/restrict/serial/run.sh OUT ROUNDS
-#   docs/lab/restrict/serial/run.sh docs/lab/restrict/serial/runs 6
-#   python3 docs/lab/restrict/serial/summary.py docs/lab/restrict/serial/runs
+#   docs/lab/restrict/serial/run.sh /tmp/serial 6
+#   python3 docs/lab/restrict/serial/summary.py /tmp/serial
+#
+# (summary.py with no argument reads the stored rounds, serial/runs.)
 #
 # Each round writes <out>/one-<workload>-<round>.json (pvbench -cpus 0
 # -oc 1: one vCPU, pv-qspin and sync.Mutex) and <out>/two-<workload>-<round>.json

@@ -1,7 +1,9 @@
 """The serial ceiling: each lock's throughput on two CPUs at 1x-4x divided
 by pv-qspin's with one vCPU alone on one CPU in the same round (run.sh).
 
-    python3 docs/lab/restrict/serial/summary.py docs/lab/restrict/serial/runs
+    python3 docs/lab/restrict/serial/summary.py [DIR]
+
+DIR defaults to the stored rounds, serial/runs.
 
 A workload whose every operation is inside the lock cannot run faster on
 two CPUs than one vCPU runs it alone: that is its ceiling, and a lock's
