@@ -163,9 +163,10 @@ const ShortSpin = 64
 //
 // Those 11 rounds ran the builds in a fixed order. Re-checked over 20
 // rounds with the order alternating, the gain on ebizzy did not reproduce
-// (0.99-1.03 paired at 2x-4x) and dbench at 2x-4x was 1-4% down (README,
-// "The serial ceiling"): the spin is kept until a full set of invocations
-// tells.
+// (0.99-1.03 paired at 2x-4x) and dbench at 2x-4x was 1-4% down; over 12
+// such rounds of lockloop, without the spin pv-qspin lost 4% at 4x and
+// fell under 0.95x sync.Mutex there (README, "The serial ceiling"). The
+// spin is kept for lockloop, whose cell at 4x has the least margin.
 func (s *Spinner) stealSpin() {
 	if s.v == nil || s.d == nil {
 		return
