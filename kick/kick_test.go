@@ -3,6 +3,7 @@ package kick
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -276,4 +277,50 @@ func TestPutKeepsBoundParkWaiter(t *testing.T) {
 		}
 	}()
 	<-done
+}
+
+// Sleeper names the domain of the waiter published under a key only while
+// that waiter sleeps in its halt: not before it halts, not once kicked,
+// and never for a waiter without a domain or a key nobody published.
+func TestTableSleeper(t *testing.T) {
+	var tab Table
+	const key, tag = uintptr(0x1000), 7
+	d := NewDomain(1)
+	w := NewWaiter(Futex)
+	w.SetDomain(d)
+	if got := tab.Sleeper(key, tag); got != nil {
+		t.Fatalf("Sleeper of an empty table: %p, want nil", got)
+	}
+	w.Arm()
+	tab.Publish(w, key, tag)
+	if got := tab.Sleeper(key, tag); got != nil {
+		t.Fatalf("Sleeper of a published waiter that has not halted: %p, want nil", got)
+	}
+	res := make(chan Result, 1)
+	go func() { res <- w.Sleep(time.Minute) }()
+	testkit.WaitFor(t, "the waiter to sleep", func() bool { return tab.Sleeper(key, tag) == d })
+	if got := tab.Sleeper(key, tag+1); got != nil {
+		t.Fatalf("Sleeper of another tag: %p, want nil", got)
+	}
+	tab.Kick(key, tag)
+	if r := testkit.Receive(t, res, 10*time.Second, "the kicked waiter did not wake"); r != Kicked {
+		t.Fatalf("Sleep returned %v, want %v", r, Kicked)
+	}
+	if got := tab.Sleeper(key, tag); got != nil {
+		t.Fatalf("Sleeper of a kicked waiter: %p, want nil", got)
+	}
+	tab.Withdraw(w)
+
+	// A sleeper with no domain has none to name.
+	v := NewWaiter(Futex)
+	v.Arm()
+	tab.Publish(v, key, tag)
+	go func() { res <- v.Sleep(time.Minute) }()
+	testkit.WaitFor(t, "the second waiter to sleep", func() bool { return atomic.LoadUint32(&v.state) == stateSleeping })
+	if got := tab.Sleeper(key, tag); got != nil {
+		t.Fatalf("Sleeper of a waiter without a domain: %p, want nil", got)
+	}
+	tab.Kick(key, tag)
+	testkit.Receive(t, res, 10*time.Second, "the second waiter did not wake")
+	tab.Withdraw(v)
 }

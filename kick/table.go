@@ -2,6 +2,7 @@ package kick
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/cpu"
 )
@@ -100,6 +101,28 @@ func (t *Table) KickWaiter(key uintptr, tag uint64) (kicked *Waiter, asleep bool
 	}
 	b.mu.Unlock()
 	return match, asleep, hops
+}
+
+// Sleeper returns the domain of the waiter published under (key, tag) if
+// that waiter is asleep in its halt (not polling, not yet halted, not
+// kicked), and nil otherwise or if nobody is published there. The answer
+// may be stale by the time it returns: it is a hint for a policy, such as
+// whether a kick would wake a thread that has to wait for its kicker's
+// CPU, never for a protocol.
+func (t *Table) Sleeper(key uintptr, tag uint64) *Domain {
+	b := &t.buckets[hashKey(key, tag)]
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var match *Waiter
+	for w := b.first; w != nil; w = w.next {
+		if w.key == key && w.tag == tag {
+			match = w // the earliest published is last, as KickWaiter picks
+		}
+	}
+	if match == nil || atomic.LoadUint32(&match.state) != stateSleeping {
+		return nil
+	}
+	return match.domain.Load()
 }
 
 // Lookup reports whether a waiter is published under (key, tag).

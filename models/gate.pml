@@ -278,7 +278,11 @@ inline move_head() {
 }
 
 /* Gate.admit's C: set while passive waiters remain, if fewer than
- * cullMaxPassive do (a free choice here), cleared otherwise */
+ * cullMaxPassive do, and unless the admission is a release's whose waiter
+ * sleeps beside it on a lock with work outside (Gate.besideReleaser,
+ * Gate.workOutside): a free choice here. Cleared otherwise. Leaving C
+ * clear is always one of the choices, so the policy adds no behaviour the
+ * model does not check. */
 inline set_cull() {
 	if
 #ifdef MUT_CULL_STALE

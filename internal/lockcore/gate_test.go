@@ -839,3 +839,164 @@ func TestGateNoCullWithManyOutside(t *testing.T) {
 		t.Fatalf("state %#x; want %d passive, W and C", s, cullMaxPassive-1)
 	}
 }
+
+// workOutside sums a lock's slow-path entries and releases over the
+// windows between admissions, older windows weighing less. Its verdict
+// turns on once the entries reach 1/outsideShare of the releases and stays
+// on only while they reach 1/outsideStay. A window of outsideWindowMax
+// releases or more is left out.
+func TestGateWorkOutside(t *testing.T) {
+	var g Gate
+	o := outsideOf(&g)
+	defer func(e, em, sm, se, sq uint32, on bool) {
+		o.enters.Store(e)
+		o.enterMark.Store(em)
+		o.seqMark.Store(sm)
+		o.entries.Store(se)
+		o.releases.Store(sq)
+		o.on.Store(on)
+	}(o.enters.Load(), o.enterMark.Load(), o.seqMark.Load(), o.entries.Load(), o.releases.Load(), o.on.Load())
+	o.enters.Store(0)
+	o.enterMark.Store(0)
+	o.seqMark.Store(0)
+	o.entries.Store(0)
+	o.releases.Store(0)
+	o.on.Store(false)
+	seq := uint32(0)
+	window := func(entries, releases uint32) bool {
+		o.enters.Add(entries)
+		seq += releases
+		return g.workOutside(seq)
+	}
+	const long = 8 * outsideDecay // windows, enough for the sums to settle
+	// until runs windows of entries in releases until the verdict is
+	// want, and returns how many it took, or -1 after long windows.
+	until := func(entries, releases uint32, want bool) int {
+		for i := range long {
+			if window(entries, releases) == want {
+				return i
+			}
+		}
+		return -1
+	}
+	// dbench-like: one entry in 200 releases.
+	if i := until(1, 200, true); i >= 0 {
+		t.Fatalf("work outside found after %d windows of 1 entry per 200 releases", i)
+	}
+	// A few short windows of many entries do not turn the verdict.
+	for i := range 3 {
+		if window(5, 20) {
+			t.Fatalf("short window %d of 5 entries in 20 releases turned the verdict", i)
+		}
+	}
+	// One entry in 16 releases lies between the two shares: it turns the
+	// verdict on, but does not keep it on.
+	mid := uint32(200 / 16)
+	if until(mid, 200, true) < 0 {
+		t.Fatalf("no work outside found at %d entries per 200 releases; sums %d and %d", mid, o.entries.Load(), o.releases.Load())
+	}
+	if window(mid, 200) {
+		t.Fatalf("the verdict stayed on at %d entries per 200 releases, under 1/%d", mid, outsideStay)
+	}
+	// ebizzy-like: one entry in 10 releases turns it on, and once the sums
+	// have settled above 1/outsideStay, keeps it on.
+	if until(20, 200, true) < 0 {
+		t.Fatal("no work outside found at 1 entry per 10 releases")
+	}
+	for range long {
+		window(20, 200)
+	}
+	if i := until(20, 200, false); i >= 0 {
+		t.Fatalf("the verdict turned off after %d windows of 1 entry per 10 releases", i)
+	}
+	// A window too long to count (a lock that was not saturated) leaves
+	// the sums as they were.
+	e, q := o.entries.Load(), o.releases.Load()
+	if !window(0, outsideWindowMax) || o.entries.Load() != e || o.releases.Load() != q {
+		t.Fatalf("a window of %d releases moved the sums: %d, %d -> %d, %d", outsideWindowMax, e, q, o.entries.Load(), o.releases.Load())
+	}
+	// Back to dbench-like: the verdict turns off.
+	if until(1, 200, false) < 0 {
+		t.Fatal("the verdict stayed on at 1 entry per 200 releases")
+	}
+}
+
+// besideAdmission returns the C bit after a release by a vCPU whose lock's
+// oldest passive waiter is a vCPU asleep on the releaser's own CPU, with
+// one more waiter outside, on a lock whose waiters have work outside it
+// (outside) or not.
+func besideAdmission(t *testing.T, outside bool) uint32 {
+	t.Helper()
+	defer func(d int64) { FairBound = d }(FairBound)
+	FairBound = int64(time.Hour)
+	var l gateLock
+	d := kick.NewDomain(1)
+	l.Lock()
+	// The passive vCPU: active at first, then demoted, as qspin's
+	// contender is after its spin. The releaser below shares its CPU (one
+	// runnable vCPU too many), so it halts rather than watch.
+	release := make(chan struct{})
+	released := make(chan uint32)
+	go func() {
+		defer fakeVCPU(t, MaxVCPUs-6, d)()
+		<-release
+		// The gate's part of a release, with the lock's word still held
+		// by the test, so that the admitted vCPU cannot take it and
+		// release it (and move C) before we look.
+		l.gate.Released(l.releases+1, gateTestStats, &gateTestEvents)
+		released <- l.gate.state.Load() & cullBit
+	}()
+	got := make(chan struct{})
+	go func() {
+		defer fakeVCPU(t, MaxVCPUs-7, d)()
+		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
+		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		close(got)
+		l.Unlock()
+	}()
+	testkit.WaitFor(t, "the vCPU to sleep outside", func() bool {
+		return passiveWaiters.Sleeper(Key(&l.gate), 0) == d
+	})
+	// One more waiter outside, ticket 1, stands for one that an earlier
+	// admission left there: the admission below leaves it outside.
+	l.gate.state.Add(passiveOne)
+	l.gate.tail.Add(1)
+	o := outsideOf(&l.gate)
+	o.enterMark.Store(o.enters.Load())
+	o.seqMark.Store(l.releases)
+	o.entries.Store(0)
+	o.releases.Store(1)
+	o.on.Store(false)
+	if outside {
+		o.entries.Store(1)
+	}
+	close(release)
+	c := testkit.Receive(t, released, 30*time.Second, "the release did not return")
+	if h := l.gate.head.Load(); h != 1 {
+		t.Fatalf("head %d after the release, want 1: the sleeping vCPU admitted", h)
+	}
+	l.Unlock()
+	testkit.Receive(t, got, 30*time.Second, "the sleeping vCPU was not admitted")
+	// The admitted vCPU's release admitted ticket 1's stand-in, which
+	// nobody holds: W stays for it. Clear it.
+	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == wokenBit })
+	l.gate.state.Store(0)
+	return c
+}
+
+// An admission by a release whose waiter sleeps on the releaser's own CPU
+// is no swap on a lock whose waiters have work outside it: C stays clear,
+// so the next running vCPU with room enters the active set. On a lock
+// without work outside, it swaps as every admission does.
+func TestGateNoSwapBesideTheReleaser(t *testing.T) {
+	if c := besideAdmission(t, true); c != 0 {
+		t.Error("work outside: the admission set C")
+	}
+	if c := besideAdmission(t, false); c == 0 {
+		t.Error("no work outside: the admission left C clear")
+	}
+}
