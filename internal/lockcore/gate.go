@@ -733,10 +733,10 @@ func (g *Gate) Released(seq uint32, st *Stats, ev *GateEvents) bool {
 		return true
 	case s&activeMask == 0:
 		// step: gate-admit-drained
-		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false, g.workOutside(seq))
+		return g.admit(nil, 0, st, ev, ev.AdmittedDrain, false, g.besideReleaser(seq))
 	case g.fairDue(seq, s>>passiveShift):
 		// step: gate-admit-fair
-		return g.admit(nil, 0, st, ev, ev.AdmittedFair, true, g.workOutside(seq))
+		return g.admit(nil, 0, st, ev, ev.AdmittedFair, true, g.besideReleaser(seq))
 	}
 	return true
 }
@@ -761,13 +761,10 @@ func (g *Gate) fairDue(seq, n uint32) bool {
 // for a release: a waiter that admits itself is not kicked. The admission
 // counts the event cause, or ev.AdmittedStack if it stacked.
 //
-// outside says that the lock's waiters have work outside it
-// (Gate.workOutside); a release that says so, and whose oldest passive
-// waiter is a vCPU asleep on the releaser's own CPU, makes no swap (see
-// besideReleaser).
-func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair, outside bool) bool {
+// noSwap says that the admission leaves C clear: a release's, whose
+// waiter sleeps on the releaser's own CPU (Gate.besideReleaser).
+func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair, noSwap bool) bool {
 	var stack bool
-	noSwap := outside && self == nil && g.besideReleaser()
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
@@ -883,8 +880,11 @@ func outsideOf(g *Gate) *outsideSums {
 // 1/outsideDecay per window, so that a few short windows do not decide,
 // and the verdict turns on at 1/outsideShare and stays on only at
 // 1/outsideStay, since the rule it steers adds entries of its own.
-func (g *Gate) workOutside(seq uint32) bool {
-	o := outsideOf(g)
+func (g *Gate) workOutside(seq uint32) bool { return outsideOf(g).judge(seq) }
+
+// judge is Gate.workOutside on the sums o, for a release with release
+// count seq.
+func (o *outsideSums) judge(seq uint32) bool {
 	e := o.enters.Load()
 	de, dq := e-o.enterMark.Swap(e), seq-o.seqMark.Swap(seq)
 	if dq < outsideWindowMax {
@@ -904,8 +904,10 @@ func (g *Gate) workOutside(seq uint32) bool {
 	return v
 }
 
-// besideReleaser reports whether the calling release is a vCPU whose own
-// CPU the oldest passive waiter sleeps on. Such a waiter, once kicked,
+// besideReleaser reports whether the calling release, with release count
+// seq, is a vCPU whose own CPU the oldest passive waiter sleeps on, on a
+// lock whose waiters have work outside it (Gate.workOutside, which only a
+// vCPU's release reaches). Such a waiter, once kicked,
 // waits for the releaser's time slice to end before it runs: 1.3-1.7 ms
 // here, against 0.02-0.4 ms on another CPU (README, "Admissions beside the
 // releaser"). Its admission keeps W set all that time, so it makes no
@@ -918,9 +920,9 @@ func (g *Gate) workOutside(seq uint32) bool {
 // across CPUs: with the rule on for every such admission, dbench lost 4-6%
 // at 3x-4x. So it applies only while Gate.workOutside finds work outside,
 // and dbench stayed within 1% (README, "The beside rule, kept").
-func (g *Gate) besideReleaser() bool {
+func (g *Gate) besideReleaser(seq uint32) bool {
 	cur := kick.Current()
-	if cur == nil || Of(cur) == nil {
+	if cur == nil || Of(cur) == nil || !g.workOutside(seq) {
 		return false
 	}
 	d := cur.Domain()
