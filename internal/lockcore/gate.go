@@ -907,13 +907,13 @@ func (o *outsideSums) judge(seq uint32) bool {
 // besideReleaser reports whether the calling release, with release count
 // seq, is a vCPU whose own CPU the oldest passive waiter sleeps on, on a
 // lock whose waiters have work outside it (Gate.workOutside, which only a
-// vCPU's release reaches). Such a waiter, once kicked,
-// waits for the releaser's time slice to end before it runs: 1.3-1.7 ms
-// here, against 0.02-0.4 ms on another CPU (README, "Admissions beside the
-// releaser"). Its admission keeps W set all that time, so it makes no
-// swap: a swap would send the next running vCPU that finds room in the
-// active set outside while nobody else can be let in, and a CPU whose
-// vCPUs all wait outside idles. On ebizzy at 2x-4x that took pv-qspin's
+// vCPU's release reaches). Such a waiter, once kicked, waits for the
+// releaser's time slice to end before it runs: 1.3-1.7 ms here, against
+// 0.02-0.4 ms on another CPU (README, "Admissions beside the releaser").
+// Its admission keeps W set all that time, so it makes no swap: a swap
+// would send the next running vCPU that finds room in the active set
+// outside while nobody else can be let in, and a CPU whose vCPUs all wait
+// outside idles. On ebizzy at 2x-4x that took pv-qspin's
 // idle share from 17-25% to 8-17%, and its throughput up 2% / 16% / 2% at
 // 2x / 3x / 4x (medians of 40 alternated rounds). On dbench, whose work is
 // all inside the lock, letting the running vCPU in only pulls the lock
