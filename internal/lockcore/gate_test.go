@@ -676,22 +676,7 @@ func TestGateWatcherTakesALockLeftAlone(t *testing.T) {
 	var l gateLock
 	before := gateEvents()
 	l.Lock()
-	got := make(chan struct{})
-	go func() {
-		defer fakeVCPU(t, MaxVCPUs-2, kick.NewDomain(1))()
-		// Active at first (the active set is empty), then, as qspin's
-		// contender does after its spin, passive.
-		if !l.gate.Enter(&l, gateTestStats, &gateTestEvents, true) {
-			t.Error("Enter reports no restriction for a vCPU")
-		}
-		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
-		for !l.word.CompareAndSwap(0, 1) {
-			relax.Pause(1)
-		}
-		l.gate.Leave()
-		close(got)
-		l.Unlock()
-	}()
+	got := demotedVCPU(t, &l, MaxVCPUs-2, kick.NewDomain(1))
 	testkit.WaitFor(t, "the vCPU to watch", func() bool {
 		return gateEvents()[PassiveWatches] > before[PassiveWatches]
 	})
@@ -716,6 +701,29 @@ func TestGateWatcherTakesALockLeftAlone(t *testing.T) {
 	}
 }
 
+// demotedVCPU starts fake vCPU id, homed in d, that enters l's gate,
+// active at first (the active set is empty), then passive, as qspin's
+// contender is after its spin. Once admitted it spins for the lock's word,
+// leaves the gate, closes the returned channel and releases the lock.
+func demotedVCPU(t *testing.T, l *gateLock, id int, d *kick.Domain) <-chan struct{} {
+	t.Helper()
+	got := make(chan struct{})
+	go func() {
+		defer fakeVCPU(t, id, d)()
+		if !l.gate.Enter(l, gateTestStats, &gateTestEvents, true) {
+			t.Error("Enter reports no restriction for a vCPU")
+		}
+		l.gate.Demote(l, gateTestStats, &gateTestEvents)
+		for !l.word.CompareAndSwap(0, 1) {
+			relax.Pause(1)
+		}
+		l.gate.Leave()
+		close(got)
+		l.Unlock()
+	}()
+	return got
+}
+
 // A vCPU whose CPU has another runnable vCPU does not watch: it halts as a
 // passive waiter, and the release that drains the active set admits it
 // with a kick. Watching there would take the CPU from its sibling.
@@ -730,18 +738,7 @@ func TestGateNoWatchBesideARunnableSibling(t *testing.T) {
 	d.Enter() // the sibling: runnable on the same CPU
 	defer d.Leave()
 	l.Lock()
-	got := make(chan struct{})
-	go func() {
-		defer fakeVCPU(t, MaxVCPUs-3, d)()
-		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
-		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
-		for !l.word.CompareAndSwap(0, 1) {
-			relax.Pause(1)
-		}
-		l.gate.Leave()
-		close(got)
-		l.Unlock()
-	}()
+	got := demotedVCPU(t, &l, MaxVCPUs-3, d)
 	testkit.WaitFor(t, "the vCPU to halt outside", func() bool {
 		return gateEvents()[PassiveHalts] > before[PassiveHalts]
 	})
@@ -931,18 +928,7 @@ func besideAdmission(t *testing.T, outside bool) uint32 {
 		l.gate.Released(l.releases+1, gateTestStats, &gateTestEvents)
 		released <- l.gate.state.Load() & cullBit
 	}()
-	got := make(chan struct{})
-	go func() {
-		defer fakeVCPU(t, MaxVCPUs-7, d)()
-		l.gate.Enter(&l, gateTestStats, &gateTestEvents, true)
-		l.gate.Demote(&l, gateTestStats, &gateTestEvents)
-		for !l.word.CompareAndSwap(0, 1) {
-			relax.Pause(1)
-		}
-		l.gate.Leave()
-		close(got)
-		l.Unlock()
-	}()
+	got := demotedVCPU(t, &l, MaxVCPUs-7, d)
 	testkit.WaitFor(t, "the vCPU to sleep outside", func() bool {
 		return passiveWaiters.Sleeper(Key(&l.gate), 0) == d
 	})
