@@ -914,7 +914,7 @@ func (o *outsideSums) judge(seq uint32) bool {
 // would send the next running vCPU that finds room in the active set
 // outside while nobody else can be let in, and a CPU whose vCPUs all wait
 // outside idles. On ebizzy at 2x-4x that took pv-qspin's
-// idle share from 17-25% to 8-17%, and its throughput up 2% / 16% / 2% at
+// idle share from 15-25% to 8-17%, and its throughput up 2% / 16% / 2% at
 // 2x / 3x / 4x (medians of 40 alternated rounds). On dbench, whose work is
 // all inside the lock, letting the running vCPU in only pulls the lock
 // across CPUs: with the rule on for every such admission, dbench lost 4-6%
