@@ -89,18 +89,25 @@ func (t *Table) Kick(key uintptr, tag uint64) (found bool, hops int) {
 func (t *Table) KickWaiter(key uintptr, tag uint64) (kicked *Waiter, asleep bool, hops int) {
 	b := &t.buckets[hashKey(key, tag)]
 	b.mu.Lock()
-	var match *Waiter
+	match, hops := b.find(key, tag)
+	if match != nil {
+		_, asleep = match.kick()
+	}
+	b.mu.Unlock()
+	return match, asleep, hops
+}
+
+// find returns the waiter that b holds under (key, tag), the earliest
+// published if several are, and the number of entries it examined. The
+// caller holds b.mu.
+func (b *bucket) find(key uintptr, tag uint64) (match *Waiter, hops int) {
 	for w := b.first; w != nil; w = w.next {
 		hops++
 		if w.key == key && w.tag == tag {
 			match = w // keep going: the earliest published is last
 		}
 	}
-	if match != nil {
-		_, asleep = match.kick()
-	}
-	b.mu.Unlock()
-	return match, asleep, hops
+	return match, hops
 }
 
 // Sleeper returns the domain of the waiter published under (key, tag) if
@@ -113,12 +120,7 @@ func (t *Table) Sleeper(key uintptr, tag uint64) *Domain {
 	b := &t.buckets[hashKey(key, tag)]
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	var match *Waiter
-	for w := b.first; w != nil; w = w.next {
-		if w.key == key && w.tag == tag {
-			match = w // the earliest published is last, as KickWaiter picks
-		}
-	}
+	match, _ := b.find(key, tag) // the one KickWaiter would kick
 	if match == nil || atomic.LoadUint32(&match.state) != stateSleeping {
 		return nil
 	}

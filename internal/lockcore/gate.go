@@ -775,8 +775,11 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 			return true // one is on its way in, or the active set has not drained
 		}
 		// C: a swap for this admission while others still wait outside,
-		// fewer than cullMaxPassive; none otherwise. Lost wakeup, cull:
-		// C must never outlive the passive waiters (see gate-cull).
+		// fewer than cullMaxPassive, and unless noSwap; none otherwise.
+		// Lost wakeup, cull: C must never outlive the passive waiters (see
+		// gate-cull). Leaving C clear closes no race and opens none: a
+		// clear C only lets the next entrant into the active set, which
+		// the model's set_cull may choose at any admission.
 		n := s - passiveOne | wokenBit
 		if n >= passiveOne && n>>passiveShift < cullMaxPassive && !noSwap {
 			n |= cullBit
