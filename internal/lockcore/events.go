@@ -78,11 +78,12 @@ const (
 	AdmittedStacked = "admitted_stacked"
 	PassiveWatches  = "passive_watches"
 	PassiveCulls    = "passive_culls"
+	AdmittedBeside  = "admitted_beside"
 )
 
 // gateEventNames are the events a Gate counts, in the order a lock's event
 // table appends them (WithGateEvents).
-var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair, AdmittedStacked, PassiveWatches, PassiveCulls}
+var gateEventNames = [...]string{PassiveWaits, PassiveHalts, PassiveSpurious, PassiveKicks, AdmittedDrained, AdmittedFair, AdmittedStacked, PassiveWatches, PassiveCulls, AdmittedBeside}
 
 // NumGateEvents is the number of events a Gate counts.
 const NumGateEvents = len(gateEventNames)
@@ -100,7 +101,7 @@ func WithGateEvents(names []string) []string {
 func GateEventsAt(first int, halt HaltEvents) GateEvents {
 	return GateEvents{
 		Passive: first, PassiveHalts: first + 1, PassiveSpurious: first + 2, PassiveKicks: first + 3,
-		AdmittedDrain: first + 4, AdmittedFair: first + 5, AdmittedStack: first + 6, Watches: first + 7, Culled: first + 8,
+		AdmittedDrain: first + 4, AdmittedFair: first + 5, AdmittedStack: first + 6, Watches: first + 7, Culled: first + 8, Beside: first + 9,
 		Halt: halt,
 	}
 }

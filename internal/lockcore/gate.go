@@ -218,6 +218,7 @@ type GateEvents struct {
 	AdmittedStack   int // fair admissions on a deep queue made while another admitted waiter was on its way in
 	Watches         int // passive waits that watched the lock (Gate.watch)
 	Culled          int // passive waits of vCPUs that C, or the end of their turn, sent outside (Gate.enter)
+	Beside          int // admissions by a release that left C clear, their waiter asleep on the releaser's CPU (Gate.besideReleaser)
 	Halt            HaltEvents
 }
 
@@ -762,9 +763,10 @@ func (g *Gate) fairDue(seq, n uint32) bool {
 // counts the event cause, or ev.AdmittedStack if it stacked.
 //
 // noSwap says that the admission leaves C clear: a release's, whose
-// waiter sleeps on the releaser's own CPU (Gate.besideReleaser).
+// waiter sleeps on the releaser's own CPU (Gate.besideReleaser). An
+// admission that would have set C counts ev.Beside as well.
 func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, cause int, fair, noSwap bool) bool {
-	var stack bool
+	var stack, skipped bool
 	for {
 		s := g.state.Load()
 		if s < passiveOne {
@@ -781,13 +783,15 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 		// clear C only lets the next entrant into the active set, which
 		// the model's set_cull may choose at any admission.
 		n := s - passiveOne | wokenBit
-		if n >= passiveOne && n>>passiveShift < cullMaxPassive && !noSwap {
+		swap := n >= passiveOne && n>>passiveShift < cullMaxPassive
+		if swap && !noSwap {
 			n |= cullBit
 		} else {
 			n &^= cullBit
 		}
 		// step: gate-admit
 		if g.state.CompareAndSwap(s, n) {
+			skipped = swap && noSwap
 			break
 		}
 	}
@@ -806,6 +810,9 @@ func (g *Gate) admit(self *kick.Waiter, own uint32, st *Stats, ev *GateEvents, c
 		slot = self.Slot
 	}
 	st.Inc(slot, cause)
+	if skipped {
+		st.Inc(slot, ev.Beside) // a swap this admission would have made
+	}
 	if self != nil && h == own {
 		return g.state.Load() >= passiveOne // admitted itself: it knows
 	}

@@ -906,8 +906,9 @@ func TestGateWorkOutside(t *testing.T) {
 // besideAdmission returns the C bit after a release by a vCPU whose lock's
 // oldest passive waiter is a vCPU asleep on the releaser's own CPU, with
 // one more waiter outside, on a lock whose waiters have work outside it
-// (outside) or not.
-func besideAdmission(t *testing.T, outside bool) uint32 {
+// (outside) or not, and how many beside admissions (AdmittedBeside) the
+// release counted.
+func besideAdmission(t *testing.T, outside bool) (c uint32, beside uint64) {
 	t.Helper()
 	defer func(d int64) { FairBound = d }(FairBound)
 	FairBound = int64(time.Hour)
@@ -945,8 +946,10 @@ func besideAdmission(t *testing.T, outside bool) uint32 {
 	if outside {
 		o.entries.Store(1)
 	}
+	before := gateEvents()[AdmittedBeside]
 	close(release)
-	c := testkit.Receive(t, released, 30*time.Second, "the release did not return")
+	c = testkit.Receive(t, released, 30*time.Second, "the release did not return")
+	beside = gateEvents()[AdmittedBeside] - before
 	if h := l.gate.head.Load(); h != 1 {
 		t.Fatalf("head %d after the release, want 1: the sleeping vCPU admitted", h)
 	}
@@ -956,18 +959,19 @@ func besideAdmission(t *testing.T, outside bool) uint32 {
 	// nobody holds: W stays for it. Clear it.
 	testkit.WaitFor(t, "the gate to empty", func() bool { return l.gate.state.Load() == wokenBit })
 	l.gate.state.Store(0)
-	return c
+	return c, beside
 }
 
 // An admission by a release whose waiter sleeps on the releaser's own CPU
 // is no swap on a lock whose waiters have work outside it: C stays clear,
-// so the next running vCPU with room enters the active set. On a lock
-// without work outside, it swaps as every admission does.
+// so the next running vCPU with room enters the active set, and the
+// admission counts as beside the releaser. On a lock without work
+// outside, it swaps as every admission does, and counts as none.
 func TestGateNoSwapBesideTheReleaser(t *testing.T) {
-	if c := besideAdmission(t, true); c != 0 {
-		t.Error("work outside: the admission set C")
+	if c, n := besideAdmission(t, true); c != 0 || n != 1 {
+		t.Errorf("work outside: C %#x, %d beside admissions: want C clear, 1", c, n)
 	}
-	if c := besideAdmission(t, false); c == 0 {
-		t.Error("no work outside: the admission left C clear")
+	if c, n := besideAdmission(t, false); c == 0 || n != 0 {
+		t.Errorf("no work outside: C %#x, %d beside admissions: want C set, none", c, n)
 	}
 }

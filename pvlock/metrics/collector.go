@@ -162,6 +162,11 @@ var lockMetrics = newLockMetrics([]lockCounter{
 		event: lockcore.PassiveCulls,
 	},
 	{
+		desc: newDesc("passive_beside_total", lockLabels,
+			"Admissions by a vCPU's release, while the lock's waiters worked outside it, whose waiter slept on the releaser's own CPU: they made no swap (pvlock_passive_culls_total), so the next running vCPU that found room among the active waiters stayed in while the admitted one waited for the CPU (concurrency restriction). A subset of pvlock_passive_admissions_total."),
+		event: lockcore.AdmittedBeside,
+	},
+	{
 		desc: newDesc("contended_acquisitions_total", lockLabels,
 			"Ticket lock acquisitions that had to wait for the lock (acquired_slow; the rest took the fast path)."),
 		event: lockcore.AcquiredSlow,

@@ -44,6 +44,7 @@
 //	pvlock_passive_waits_total          passive_waits                 passive_waits
 //	pvlock_passive_watches_total        passive_watches               passive_watches
 //	pvlock_passive_culls_total          passive_culls                 passive_culls
+//	pvlock_passive_beside_total         admitted_beside               admitted_beside
 //	pvlock_halt_timeouts_total          halt_timeouts                 halt_timeouts
 //	pvlock_lost_wakeups_total           lost_wakeups                  lost_wakeups
 //	pvlock_slowpath_entries_total       taken_slow                    lock_slowpath
@@ -74,7 +75,10 @@
 // goroutines of a program with no more Ps than CPUs), and
 // pvlock_passive_culls_total those of vCPUs that found room among the
 // active waiters but went outside in exchange for an admitted one, or at
-// the end of their turn on a deep queue. Two more
+// the end of their turn on a deep queue; pvlock_passive_beside_total
+// counts the admissions that made no such swap because their waiter slept
+// on the releasing vCPU's own CPU while the lock's waiters worked outside
+// it (a subset of the admissions below). Two more
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
 // cause} counts the waiters let back in, by a release that found no active
 // waiter or by a watching waiter that found the lock left free

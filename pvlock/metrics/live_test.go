@@ -268,6 +268,7 @@ func TestScrapeMatchesRuntime(t *testing.T) {
 		"pvlock_slow_releases_kicked_total": ticket.ReleasedSlowKicked,
 		"pvlock_halt_timeouts_total":        ticket.HaltTimeouts,
 		"pvlock_lost_wakeups_total":         ticket.LostWakeups,
+		"pvlock_passive_beside_total":       ticket.AdmittedBeside,
 	} {
 		if got, want := sum(after, metric, pvTicket), float64(snap.Get(event)); got != want {
 			t.Errorf("%s = %v, snapshot %s = %v", metric, got, event, want)
