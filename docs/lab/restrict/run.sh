@@ -10,6 +10,7 @@
 #   docs/lab/restrict/run.sh 13 normal idle  # only the CPUs' idle share
 #   docs/lab/restrict/run.sh 49 normal long  # only the 16x and 128x rows of 8 s runs
 #   docs/lab/restrict/run.sh 52 normal vcpu  # only the tables on vCPUs
+#   docs/lab/restrict/run.sh 61 normal criteria  # only ebizzy, dbench and lockloop at 1x-4x, in nine rounds
 #
 # The reader-writer tables (run with every invocation, or alone with "rw"):
 # Go's own RWMutex benchmarks with qspin.RWLock beside sync.RWMutex, and
@@ -19,6 +20,15 @@
 # 1x-4x for the restricted PV locks, pv-qspin without restriction and
 # sync.Mutex, for pvbench's idle% column; every other table's rows carry
 # it too.
+#
+# The criteria tables (alone, with "criteria"): ebizzy, dbench and
+# lockloop at 1x-4x with the locks their bars name, in ROUNDS rounds
+# (default 9) rather than three. One 1 s round of ebizzy at 2x-4x has a
+# standard deviation of 16% of its mean (the median over pv-qspin's and
+# sync.Mutex's cells in invocations 58-60; up to 46%), so the ratio of two
+# means of three rounds moves by about 13%, more than the few per cent
+# its bars are about; over nine rounds, by about 8%. dbench's round has
+# 5%, lockloop's 1.5%.
 #
 # Outputs go to docs/lab/restrict/<name>-<invocation>.txt.
 set -euo pipefail
@@ -62,6 +72,15 @@ vcpus() {
 	run $pv -oc 128 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale128-$inv-rows.json" -out "" >"$out/scale128-$inv.txt"
 	long
 }
+if [ "$tables" = criteria ]; then
+	pv="$pvbin -runs 1 -rounds ${ROUNDS:-9}"
+	for w in ebizzy dbench; do
+		run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex,native-ticket -json "$out/$w-$inv-rows.json" -out "" >"$out/$w-$inv.txt"
+	done
+	run $pv -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex,native-ticket,native-qspin \
+		-json "$out/lockloop-$inv-rows.json" -out "" >"$out/lockloop-$inv.txt"
+	exit 0
+fi
 if [ "$tables" = vcpu ]; then
 	vcpus
 	exit 0
