@@ -218,7 +218,7 @@ type GateEvents struct {
 	AdmittedStack   int // fair admissions on a deep queue made while another admitted waiter was on its way in
 	Watches         int // passive waits that watched the lock (Gate.watch)
 	Culled          int // passive waits of vCPUs that C, or the end of their turn, sent outside (Gate.enter)
-	Beside          int // admissions by a release that left C clear, their waiter asleep on the releaser's CPU (Gate.besideReleaser)
+	Beside          int // admissions by a release that would have set C but left it clear, their waiter asleep on the releaser's CPU (Gate.besideReleaser)
 	Halt            HaltEvents
 }
 
@@ -857,7 +857,9 @@ const outsideWindowMax = 1 << 20
 
 // outsideSums is the state of Gate.workOutside for the gates that hash to
 // it, kept beside the Gate, which stays 24 bytes. Gates that share one mix
-// their counts, which can only steer the policy, never the protocol.
+// their counts, and two releases that judge at once may lose a window
+// between them (the loads and stores of judge are not one step): either
+// can only steer the policy, never the protocol.
 type outsideSums struct {
 	enters    atomic.Uint32 // slow-path entries of vCPUs under restriction (Gate.enter)
 	enterMark atomic.Uint32 // enters at the last admission by a release
@@ -907,7 +909,7 @@ func (o *outsideSums) judge(seq uint32) bool {
 	if on {
 		share = outsideStay
 	}
-	v := o.entries.Load()*share >= o.releases.Load()
+	v := uint64(o.entries.Load())*uint64(share) >= uint64(o.releases.Load())
 	if v != on {
 		o.on.Store(v)
 	}
