@@ -11,6 +11,7 @@
 #   docs/lab/restrict/run.sh 49 normal long  # only the 16x and 128x rows of 8 s runs
 #   docs/lab/restrict/run.sh 52 normal vcpu  # only the tables on vCPUs
 #   docs/lab/restrict/run.sh 61 normal criteria  # only ebizzy, dbench and lockloop at 1x-4x, in nine rounds
+#   GOROUNDS=9 docs/lab/restrict/run.sh 64 normal go  # only Go's benchmarks and the self-pinned threads, nine rounds each
 #
 # The reader-writer tables (run with every invocation, or alone with "rw"):
 # Go's own RWMutex benchmarks with qspin.RWLock beside sync.RWMutex, and
@@ -72,6 +73,41 @@ vcpus() {
 	run $pv -oc 128 -locks pv-qspin,pv-ticket,pv-qspin-nosteal,sync.Mutex -json "$out/scale128-$inv-rows.json" -out "" >"$out/scale128-$inv.txt"
 	long
 }
+# Go's own Mutex benchmarks and the self-pinned threads, with the host's
+# hand-off before and after. "go" runs only these, in GOROUNDS rounds
+# (default 5 for Go's benchmarks and 9 for the pinned threads).
+gobench() {
+	go test -c -o /tmp/bench-restrict.test ./bench
+	# The host's price of a hand-off to a waiter that is not running, before
+	# and after Go's benchmarks: a futex wake on the same CPU and across CPUs,
+	# which moves with the host's spells (a restricted lock's passive waits
+	# pay it; the summary prints it beside the tables).
+	go test -c -o /tmp/kick-restrict.test ./kick
+	handoff() { run /tmp/kick-restrict.test -test.run '^$' -test.bench 'Handoff/(same|cross)-cpu/futex' -test.count 3 -test.benchtime 20000x >>"$out/handoff-$inv.txt"; }
+	: >"$out/handoff-$inv.txt"
+	handoff
+	# Five rounds of every lock, one count each, rather than five counts of one
+	# lock after another: a lock and sync.Mutex are measured seconds apart, not
+	# a minute, and the host's slower spells fall on both. -cpu 1 gives the
+	# work shapes' cost with the work on one CPU, the other side of their floor
+	# (summary.py).
+	: >"$out/gomutex-$inv.txt"
+	for round in $(seq 1 "${GOROUNDS:-5}"); do
+		run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 1,2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
+	done
+	handoff
+	# The self-pinned threads in rounds too: each count lands at about 60-85 or
+	# at 110-140 ns/op, whatever the lock (the shared counter's line and the
+	# work, as Go's work shapes), and five counts of one lock in a row can all
+	# land in one mode (invocation 39: pv-ticket at 8 Ps 129-138 against
+	# sync.Mutex's 64-82 just before it). Five rounds still left the median
+	# to how many counts fell in each mode (invocation 41 at 2 Ps: pv-qspin
+	# three of five at 112-113, sync.Mutex two, 0.78x), so there are nine.
+	: >"$out/pinned-$inv.txt"
+	for round in $(seq 1 "${GOROUNDS:-9}"); do
+		run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 1 -test.benchtime 300000x >>"$out/pinned-$inv.txt"
+	done
+}
 if [ "$tables" = criteria ]; then
 	pv="$pvbin -runs 1 -rounds ${ROUNDS:-9}"
 	for w in ebizzy dbench; do
@@ -89,6 +125,10 @@ if [ "$tables" = long ]; then
 	long
 	exit 0
 fi
+if [ "$tables" = go ]; then
+	gobench
+	exit 0
+fi
 if [ "$tables" = idle ]; then
 	for w in lockloop ebizzy dbench; do
 		run $pv -workload $w -locks pv-qspin,pv-ticket,pv-qspin-unrestricted,sync.Mutex \
@@ -100,34 +140,5 @@ go test -c -o /tmp/qspin-restrict.test ./qspin
 run /tmp/qspin-restrict.test -test.run '^$' -test.bench 'RWMutex' -test.cpu 2,8 -test.count 5 -test.benchtime 100ms >"$out/gorwmutex-$inv.txt"
 run $pvbin rwroles -runs 2 -duration 500ms -json "$out/rwroles-$inv.json" >"$out/rwroles-$inv.txt"
 [ "$tables" = rw ] && exit 0
-go test -c -o /tmp/bench-restrict.test ./bench
-# The host's price of a hand-off to a waiter that is not running, before
-# and after Go's benchmarks: a futex wake on the same CPU and across CPUs,
-# which moves with the host's spells (a restricted lock's passive waits
-# pay it; the summary prints it beside the tables).
-go test -c -o /tmp/kick-restrict.test ./kick
-handoff() { run /tmp/kick-restrict.test -test.run '^$' -test.bench 'Handoff/(same|cross)-cpu/futex' -test.count 3 -test.benchtime 20000x >>"$out/handoff-$inv.txt"; }
-: >"$out/handoff-$inv.txt"
-handoff
-# Five rounds of every lock, one count each, rather than five counts of one
-# lock after another: a lock and sync.Mutex are measured seconds apart, not
-# a minute, and the host's slower spells fall on both. -cpu 1 gives the
-# work shapes' cost with the work on one CPU, the other side of their floor
-# (summary.py).
-: >"$out/gomutex-$inv.txt"
-for round in 1 2 3 4 5; do
-	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 1,2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
-done
-handoff
-# The self-pinned threads in rounds too: each count lands at about 60-85 or
-# at 110-140 ns/op, whatever the lock (the shared counter's line and the
-# work, as Go's work shapes), and five counts of one lock in a row can all
-# land in one mode (invocation 39: pv-ticket at 8 Ps 129-138 against
-# sync.Mutex's 64-82 just before it). Five rounds still left the median
-# to how many counts fell in each mode (invocation 41 at 2 Ps: pv-qspin
-# three of five at 112-113, sync.Mutex two, 0.78x), so there are nine.
-: >"$out/pinned-$inv.txt"
-for round in 1 2 3 4 5 6 7 8 9; do
-	run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 1 -test.benchtime 300000x >>"$out/pinned-$inv.txt"
-done
+gobench
 vcpus
