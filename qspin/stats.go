@@ -167,11 +167,11 @@ const (
 	// waiter just admitted, or because their turn in the active set was
 	// over (on a deep queue).
 	PassiveCulls = lockcore.PassiveCulls
-	// AdmittedBeside counts admissions by a vCPU's release, while the
-	// lock's waiters work outside it, whose waiter slept on the
-	// releaser's own CPU: they made no swap, so the next running vCPU
-	// that found room among the active waiters stayed in (PassiveCulls
-	// counts the swaps made).
+	// AdmittedBeside counts admissions by a vCPU's release that would
+	// have been swaps but made none: the lock's waiters work outside it,
+	// and the admitted waiter slept on the releaser's own CPU, so the
+	// next running vCPU that found room among the active waiters stayed
+	// in (PassiveCulls counts the swaps made).
 	AdmittedBeside = lockcore.AdmittedBeside
 )
 

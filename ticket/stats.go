@@ -79,7 +79,7 @@ const (
 	AdmittedStacked    = lockcore.AdmittedStacked    // passive waiters admitted by the fairness bound of a deep queue while another admitted one was still on its way in
 	PassiveWatches     = lockcore.PassiveWatches     // passive waits that watched the lock, their CPU otherwise idle, rather than halt (vCPUs, and goroutines when GOMAXPROCS <= NumCPU)
 	PassiveCulls       = lockcore.PassiveCulls       // passive waits of vCPUs that found room among the active waiters but went outside in exchange for one just admitted, or at the end of their turn on a deep queue
-	AdmittedBeside     = lockcore.AdmittedBeside     // admissions by a vCPU's release, while the waiters worked outside the lock, whose waiter slept on the releaser's CPU: they made no swap
+	AdmittedBeside     = lockcore.AdmittedBeside     // admissions by a vCPU's release that would have been swaps but made none: the waiters worked outside the lock and the admitted one slept on the releaser's CPU
 )
 
 var modeStats = [...]*lockcore.Stats{

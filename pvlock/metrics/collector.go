@@ -163,7 +163,7 @@ var lockMetrics = newLockMetrics([]lockCounter{
 	},
 	{
 		desc: newDesc("passive_beside_total", lockLabels,
-			"Admissions by a vCPU's release, while the lock's waiters worked outside it, whose waiter slept on the releaser's own CPU: they made no swap (pvlock_passive_culls_total), so the next running vCPU that found room among the active waiters stayed in while the admitted one waited for the CPU (concurrency restriction). A subset of pvlock_passive_admissions_total."),
+			"Admissions by a vCPU's release that would have been swaps (pvlock_passive_culls_total), others still waiting outside, but made none because their waiter slept on the releaser's own CPU while the lock's waiters worked outside it: the next running vCPU that found room among the active waiters stayed in while the admitted one waited for the CPU (concurrency restriction). A subset of pvlock_passive_admissions_total."),
 		event: lockcore.AdmittedBeside,
 	},
 	{

@@ -76,9 +76,9 @@
 // pvlock_passive_culls_total those of vCPUs that found room among the
 // active waiters but went outside in exchange for an admitted one, or at
 // the end of their turn on a deep queue; pvlock_passive_beside_total
-// counts the admissions that made no such swap because their waiter slept
-// on the releasing vCPU's own CPU while the lock's waiters worked outside
-// it (a subset of the admissions below). Two more
+// counts the admissions that would have been such swaps but made none
+// because their waiter slept on the releasing vCPU's own CPU while the
+// lock's waiters worked outside it (a subset of the admissions below). Two more
 // series come from them: pvlock_passive_admissions_total{lock, mode, name,
 // cause} counts the waiters let back in, by a release that found no active
 // waiter or by a watching waiter that found the lock left free

@@ -86,11 +86,11 @@ gobench() {
 	handoff() { run /tmp/kick-restrict.test -test.run '^$' -test.bench 'Handoff/(same|cross)-cpu/futex' -test.count 3 -test.benchtime 20000x >>"$out/handoff-$inv.txt"; }
 	: >"$out/handoff-$inv.txt"
 	handoff
-	# Five rounds of every lock, one count each, rather than five counts of one
-	# lock after another: a lock and sync.Mutex are measured seconds apart, not
-	# a minute, and the host's slower spells fall on both. -cpu 1 gives the
-	# work shapes' cost with the work on one CPU, the other side of their floor
-	# (summary.py).
+	# Rounds of every lock (GOROUNDS, five by default), one count each, rather
+	# than five counts of one lock after another: a lock and sync.Mutex are
+	# measured seconds apart, not a minute, and the host's slower spells fall
+	# on both. -cpu 1 gives the work shapes' cost with the work on one CPU,
+	# the other side of their floor (summary.py).
 	: >"$out/gomutex-$inv.txt"
 	for round in $(seq 1 "${GOROUNDS:-5}"); do
 		run /tmp/bench-restrict.test -test.run '^$' -test.bench 'GoMutex' -test.cpu 1,2,8 -test.count 1 -test.benchtime 100ms >>"$out/gomutex-$inv.txt"
@@ -102,7 +102,8 @@ gobench() {
 	# land in one mode (invocation 39: pv-ticket at 8 Ps 129-138 against
 	# sync.Mutex's 64-82 just before it). Five rounds still left the median
 	# to how many counts fell in each mode (invocation 41 at 2 Ps: pv-qspin
-	# three of five at 112-113, sync.Mutex two, 0.78x), so there are nine.
+	# three of five at 112-113, sync.Mutex two, 0.78x), so there are nine
+	# by default (GOROUNDS).
 	: >"$out/pinned-$inv.txt"
 	for round in $(seq 1 "${GOROUNDS:-9}"); do
 		run /tmp/bench-restrict.test -test.run '^$' -test.bench 'PinnedThreads' -test.cpu 2,8 -test.count 1 -test.benchtime 300000x >>"$out/pinned-$inv.txt"

@@ -94,7 +94,7 @@ def main(invs):
     print("\nthe same paired by round: median over the rounds of the lock's ns/op / the mean of")
     print("sync.Mutex's and sync.Mutex-again's in the same round. Each count lands in one of the")
     print("host's modes (the work shapes: 55-60 or 85-100 ns/op, floor-atomic too), and a median of")
-    print("five moves with how many counts fall in each; a round's pair shares its mode more often")
+    print("the rounds' counts moves with how many fall in each; a round's pair shares its mode more often")
     rounds = [bench_rounds("gomutex", i) for i in invs]
     for shape in ("mutex", "slack", "work", "workslack"):
         for cpu in ("2", "8"):
